@@ -1,0 +1,3 @@
+from memento_gh.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""The ``memento`` command line: argument parsing and dispatch, one error handler."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from memento_gh import __version__
+from memento_gh.errors import UserError
+from memento_gh.layout import Layout
+
+Command = Callable[[argparse.Namespace, Layout], int]
+
+
+def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "init",
+        help="create the plan files, worker prompt, workflow and hook config",
+        description="Scaffold memento in a repository. Existing files are kept unless --force.",
+    )
+    parser.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    parser.add_argument("--name", help="project name for the templates (default: folder name)")
+    parser.add_argument("--force", action="store_true", help="overwrite files that exist")
+    parser.set_defaults(command="init")
+
+
+def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "validate",
+        help="check the plan, project map and notes",
+        description="Check MASTER_PLAN.md, PROJECT_MAP.md and HUMAN_NOTES.md. Prints one "
+        "'path:line: error|warning: message' line per problem; exits 1 on any error.",
+    )
+    parser.add_argument(
+        "files", nargs="*", type=Path, help="files to check (default: the three under the plan dir)"
+    )
+    parser.add_argument(
+        "--fix", action="store_true", help="rewrite the Meta counters that disagree with the tasks"
+    )
+    parser.add_argument(
+        "--index",
+        action="store_true",
+        help="check the versions staged in git's index (for git hooks)",
+    )
+    parser.set_defaults(command="validate")
+
+
+def _add_status(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name, summary in (
+        ("status", "progress overall and per phase, blocked and running tasks"),
+        ("next", "the task the next tick would pick, or why none"),
+    ):
+        parser = commands.add_parser(name, help=summary, description=summary.capitalize() + ".")
+        parser.add_argument("--json", action="store_true", help="print the documented JSON shape")
+        parser.set_defaults(command=name)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memento",
+        description="Run a coding agent one guarded, verified, committed tick at a time "
+        "against docs/MASTER_PLAN.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "-C",
+        dest="directory",
+        metavar="PATH",
+        type=Path,
+        default=Path(),
+        help="run as if memento was started in PATH",
+    )
+    parser.add_argument(
+        "--plan-dir",
+        default=os.environ.get("MEMENTO_PLAN_DIR", "docs"),
+        metavar="DIR",
+        help="folder of the plan files, relative to the repository (default: docs, "
+        "or $MEMENTO_PLAN_DIR)",
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_init(commands)
+    _add_validate(commands)
+    _add_status(commands)
+    return parser
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    layout = Layout(args.directory, args.plan_dir)
+    name = getattr(args, "command", None)
+    if name == "init":
+        from memento_gh.commands import init
+
+        return init.run(args, layout)
+    if name == "validate":
+        from memento_gh.commands import validate
+
+        return validate.run(args, layout)
+    if name in ("status", "next"):
+        from memento_gh.commands import status
+
+        return status.run(args, layout)
+    build_parser().print_help()
+    return 1
+
+
+def _crash_report(error: BaseException) -> str:
+    report = Path(tempfile.gettempdir()) / "memento-crash.log"
+    try:
+        report.write_text(
+            f"memento {__version__}\nargv: {sys.argv}\n\n{traceback.format_exc()}",
+            encoding="utf-8",
+        )
+    except OSError:
+        return f"{type(error).__name__}: {error}"
+    return f"{type(error).__name__}: {error} (details: {report})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except UserError as error:
+        print(f"memento: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("memento: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`memento status | head`): not an error worth a message.
+        sys.stderr.close()
+        return 1
+    except Exception as error:
+        print(
+            f"memento: internal error: {_crash_report(error)}\n"
+            "This is a bug in memento; please report it with that file.",
+            file=sys.stderr,
+        )
+        return 3
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

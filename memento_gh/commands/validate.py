@@ -1,0 +1,131 @@
+"""``memento validate``: check the plan, the project map and the notes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from memento_gh import files
+from memento_gh.docs.notes import GLOBAL, parse_notes
+from memento_gh.docs.project_map import parse_project_map
+from memento_gh.errors import UserError
+from memento_gh.layout import MAP_NAME, NOTES_NAME, PLAN_NAME, Layout, display
+from memento_gh.output import paint, wants_color
+from memento_gh.plan import editor
+from memento_gh.plan.crosscheck import crosscheck
+from memento_gh.plan.model import ERROR, WARNING, Plan, Problem
+from memento_gh.plan.scanner import parse
+from memento_gh.plan.validate import counted, validate_plan
+
+Reader = Callable[[Path], "str | None"]
+KINDS = {PLAN_NAME: "plan", MAP_NAME: "map", NOTES_NAME: "notes"}
+
+
+def read_working_tree(path: Path) -> str | None:
+    return files.read_text(path) if path.exists() else None
+
+
+def check_plan_text(text: str, map_text: str | None) -> tuple[Plan, list[Problem]]:
+    """The plan's problems, the map's module names taken into account when there is a map."""
+    plan = parse(text)
+    modules = None if map_text is None else parse_project_map(map_text).modules.keys()
+    problems = validate_plan(plan, modules)
+    problems += crosscheck(plan)
+    return plan, sorted(problems, key=lambda problem: problem.line)
+
+
+def check_file(path: Path, read: Reader) -> list[Problem]:
+    """Problems of one file, with ``path`` attached; its siblings inform cross-file rules."""
+    kind = KINDS.get(path.name)
+    if kind is None:
+        names = ", ".join(KINDS)
+        raise UserError(f"{display(path)}: memento does not know this file; it checks {names}")
+    text = read(path)
+    if text is None:
+        return [Problem(0, ERROR, "no such file; run `memento init` to create it", display(path))]
+    if kind == "plan":
+        _, problems = check_plan_text(text, read(path.with_name(MAP_NAME)))
+    elif kind == "map":
+        problems = list(parse_project_map(text).problems)
+    else:
+        problems = _note_problems(text, read(path.with_name(PLAN_NAME)))
+    return [problem.at(display(path)) for problem in problems]
+
+
+def _note_problems(text: str, plan_text: str | None) -> list[Problem]:
+    notes = parse_notes(text)
+    problems = list(notes.problems)
+    if plan_text is not None:
+        plan = parse(plan_text)
+        for note in notes.active():
+            if note.target != GLOBAL and plan.task(note.target) is None:
+                problems.append(
+                    Problem(
+                        note.line + 1,
+                        WARNING,
+                        f"this note is for {note.target}, which is not a task in {PLAN_NAME}",
+                    )
+                )
+    return problems
+
+
+def default_files(layout: Layout) -> list[Path]:
+    found = [path for path in (layout.plan, layout.project_map, layout.notes) if path.exists()]
+    if not layout.plan.exists():
+        raise UserError(
+            f"{display(layout.plan)}: no plan here; run `memento init` to create one, "
+            "or pass -C/--plan-dir to point at it"
+        )
+    return found
+
+
+def fix_counters(path: Path) -> list[str]:
+    """Rewrite total_tasks / completed_tasks that disagree with the tasks; what changed."""
+    plan = parse(files.read_text(path))
+    edits, changed = [], []
+    for key, truth in counted(plan).items():
+        entry = plan.meta.get(key)
+        if entry is not None and entry.value.strip() != str(truth):
+            edits.append(editor.set_meta(plan, key, str(truth)))
+            changed.append(f"{display(path)}:{entry.line + 1}: fixed {key}: {truth}")
+    if edits:
+        files.write_atomic(path, editor.apply(plan, edits))
+    return changed
+
+
+def index_reader(root: Path) -> Reader:
+    from memento_gh import workspace
+
+    return lambda path: workspace.read_staged(root, path)
+
+
+def run(args: argparse.Namespace, layout: Layout) -> int:
+    paths: Sequence[Path] = [layout.root / path for path in args.files] or default_files(layout)
+    if args.index and args.fix:
+        raise UserError("--fix rewrites files in the working tree; it cannot be used with --index")
+    read: Reader = index_reader(layout.root) if args.index else read_working_tree
+    if args.fix:
+        for path in paths:
+            if path.name == PLAN_NAME and path.exists():
+                for line in fix_counters(path):
+                    print(line)
+    problems = [problem for path in paths for problem in check_file(path, read)]
+    return report(problems)
+
+
+def report(problems: list[Problem]) -> int:
+    color = wants_color(sys.stdout)
+    for problem in problems:
+        where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+        print(f"{where}: {paint(problem.severity, problem.severity, color)}: {problem.message}")
+    errors = sum(1 for problem in problems if problem.severity == ERROR)
+    warnings = len(problems) - errors
+    if problems:
+        print(f"{_count(errors, 'error')}, {_count(warnings, 'warning')}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")

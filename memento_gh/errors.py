@@ -1,0 +1,10 @@
+"""The one exception users see: a sentence they can act on."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Bad input or a state the user must fix; the message names the fix.
+
+    The CLI prints it without a traceback and exits 1.
+    """

@@ -1,0 +1,54 @@
+"""Reading and writing the Markdown files: UTF-8 exactly as on disk, atomic replacement."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from memento_gh.errors import UserError
+
+
+def read_text(path: Path) -> str:
+    """The file's text, decoded as UTF-8 with every byte kept (no newline translation)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(
+            f"{path}: no such file; run `memento init` to create the plan files"
+        ) from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a file") from None
+    except OSError as error:
+        raise UserError(f"{path}: cannot read it ({error.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise UserError(
+            f"{path}:{line}: the file is not valid UTF-8 (byte {error.start}); save it as UTF-8"
+        ) from None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a reader sees the old or the new file, never half.
+
+    The temporary file sits beside the target (same file system, so the rename is atomic)
+    and takes over the target's permission bits.
+    """
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(text.encode("utf-8"))
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            Path(temporary).chmod(path.stat().st_mode & 0o7777)
+        except FileNotFoundError:
+            Path(temporary).chmod(0o644)
+        Path(temporary).replace(path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,69 @@
+"""Where memento's files live in a repository."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+PLAN_NAME = "MASTER_PLAN.md"
+MAP_NAME = "PROJECT_MAP.md"
+NOTES_NAME = "HUMAN_NOTES.md"
+STATUS_NAME = "TICK_STATUS.md"
+STATE_NAME = "STATE.md"
+
+
+class Layout(NamedTuple):
+    """The repository root and the folder (relative to it) that holds the plan files."""
+
+    root: Path
+    plan_dir: str = "docs"
+
+    @property
+    def docs(self) -> Path:
+        return self.root / self.plan_dir
+
+    @property
+    def plan(self) -> Path:
+        return self.docs / PLAN_NAME
+
+    @property
+    def project_map(self) -> Path:
+        return self.docs / MAP_NAME
+
+    @property
+    def notes(self) -> Path:
+        return self.docs / NOTES_NAME
+
+    @property
+    def status(self) -> Path:
+        return self.docs / STATUS_NAME
+
+    @property
+    def state(self) -> Path:
+        return self.docs / STATE_NAME
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def worker_prompt(self) -> Path:
+        return self.root / ".memento" / "worker_prompt.md"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".memento.lock"
+
+    @property
+    def alert(self) -> Path:
+        return self.root / ".memento_alert"
+
+
+def display(path: Path) -> str:
+    """A path as messages show it: relative to the current directory when it is inside it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if relative.startswith("..") else relative

@@ -1,0 +1,157 @@
+"""Surgical edits of a plan: each edit names the columns or the line it changes, and
+applying edits rewrites only those bytes. Every other byte of the file (line endings,
+indentation, trailing spaces, comments, any text) stays as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from memento_gh.errors import UserError
+from memento_gh.plan.meta import META_KEYS
+from memento_gh.plan.model import MARKERS, TASK_FIELDS, Plan, Task
+
+
+class Splice(NamedTuple):
+    """Replace columns ``[start, end)`` of line ``line``."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+
+
+class InsertLine(NamedTuple):
+    """A new line after line ``after`` (its ending is chosen to match the file)."""
+
+    after: int
+    content: str
+
+
+class DeleteLine(NamedTuple):
+    line: int
+
+
+Edit = Splice | InsertLine | DeleteLine
+
+
+def apply(plan: Plan, edits: Iterable[Edit]) -> str:
+    """The plan's text with ``edits`` applied; edits refer to the lines of ``plan``."""
+    lines = list(plan.lines)
+    eols = list(plan.eols)
+    inserts: dict[int, list[str]] = {}
+    deleted: set[int] = set()
+    splices: dict[int, list[Splice]] = {}
+    for edit in edits:
+        if isinstance(edit, Splice):
+            splices.setdefault(edit.line, []).append(edit)
+        elif isinstance(edit, InsertLine):
+            inserts.setdefault(edit.after, []).append(edit.content)
+        else:
+            deleted.add(edit.line)
+    for number, group in splices.items():
+        lines[number] = _splice_line(lines[number], group)
+    newline = dominant_eol(plan)
+    out: list[str] = ["\ufeff"] if plan.bom else []
+    for number, (line, eol) in enumerate(zip(lines, eols, strict=True)):
+        added = inserts.get(number, [])
+        if number not in deleted:
+            out.append(line)
+            out.append(eol or (newline if added else ""))
+        for offset, content in enumerate(added):
+            last = offset == len(added) - 1 and number == len(lines) - 1 and not eol
+            out.append(content + ("" if last else (eol or newline)))
+    return "".join(out)
+
+
+def _splice_line(line: str, group: list[Splice]) -> str:
+    ordered = sorted(group, key=lambda splice: splice.start, reverse=True)
+    for earlier, later in zip(ordered[1:], ordered[:-1], strict=True):
+        if earlier.end > later.start:
+            raise ValueError(f"overlapping edits on line {later.line + 1}")
+    for splice in ordered:
+        line = line[: splice.start] + splice.text + line[splice.end :]
+    return line
+
+
+def dominant_eol(plan: Plan) -> str:
+    crlf = sum(1 for eol in plan.eols if eol == "\r\n")
+    lf = sum(1 for eol in plan.eols if eol == "\n")
+    cr = sum(1 for eol in plan.eols if eol == "\r")
+    if crlf > lf and crlf >= cr:
+        return "\r\n"
+    if cr > lf:
+        return "\r"
+    return "\n"
+
+
+def require_task(plan: Plan, task_id: str) -> Task:
+    task = plan.task(task_id)
+    if task is None:
+        known = ", ".join(task.id for task in plan.tasks[:10])
+        more = ", ..." if len(plan.tasks) > 10 else ""
+        raise UserError(f"no task {task_id!r} in the plan (tasks: {known}{more})")
+    return task
+
+
+def set_status(plan: Plan, task_id: str, marker: str) -> Edit:
+    if marker not in MARKERS:
+        raise ValueError(f"unknown status marker {marker!r}")
+    task = require_task(plan, task_id)
+    return Splice(task.line, task.marker_col, task.marker_col + 1, marker)
+
+
+def set_field(plan: Plan, task_id: str, key: str, value: str) -> Edit:
+    """Change a field's value, or add the field line after the task's last line."""
+    if key not in TASK_FIELDS:
+        raise ValueError(f"unknown task field {key!r}")
+    _refuse_newlines(value)
+    task = require_task(plan, task_id)
+    found = task.fields.get(key)
+    if found is not None:
+        return Splice(found.line, found.start, found.end, value)
+    return InsertLine(task.end, f"{_field_prefix(plan, task)}{key}: {value}")
+
+
+def remove_field(plan: Plan, task_id: str, key: str) -> Edit | None:
+    task = require_task(plan, task_id)
+    found = task.fields.get(key)
+    return None if found is None else DeleteLine(found.line)
+
+
+def set_meta(plan: Plan, key: str, value: str) -> Edit:
+    """Change a Meta value (its trailing comment stays), or add the key to the section."""
+    if key not in META_KEYS:
+        raise ValueError(f"unknown Meta key {key!r}")
+    _refuse_newlines(value)
+    entry = plan.meta.get(key)
+    if entry is not None:
+        return Splice(entry.line, entry.start, entry.end, value)
+    if plan.meta_line is None:
+        raise UserError("the plan has no '## Meta' section; add one (see `memento init`)")
+    last = max((found.line for found in plan.meta.values()), default=None)
+    if last is None:
+        return InsertLine(plan.meta_line, f"- {key}: {value}")
+    prefix = plan.lines[last][: plan.meta[_key_at(plan, last)].start]
+    bullet = prefix[: len(prefix) - len(prefix.lstrip(" \t-*+"))]
+    return InsertLine(last, f"{bullet or '- '}{key}: {value}")
+
+
+def _key_at(plan: Plan, line: int) -> str:
+    return next(key for key, entry in plan.meta.items() if entry.line == line)
+
+
+def _field_prefix(plan: Plan, task: Task) -> str:
+    """The indentation and bullet of the task's field lines, so a new one matches."""
+    if task.fields:
+        sample = min(task.fields.values(), key=lambda found: found.line)
+        line = plan.lines[sample.line]
+        stripped = line.lstrip(" \t")
+        return line[: len(line) - len(stripped)] + stripped[: stripped.index(sample.key)]
+    return f"{task.indent}  - "
+
+
+def _refuse_newlines(value: str) -> None:
+    if "\n" in value or "\r" in value:
+        raise ValueError("a plan value must fit on one line")

@@ -1,0 +1,127 @@
+"""The keys of the plan's ``## Meta`` section: their types, defaults and a typed view."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
+
+from memento_gh.plan import values
+
+TICK_MODES = ("auto", "paused", "stopped")
+CLEAN_STRATEGIES = ("git-clean", "git-stash")
+
+
+class MetaKey(NamedTuple):
+    name: str
+    read: Callable[[str], Any]
+    help: str
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
+    def read(raw: str) -> str:
+        value = raw.strip()
+        if value not in options:
+            raise ValueError(f"{value!r} is not one of {' | '.join(options)}")
+        return value
+
+    return read
+
+
+def _positive(raw: str) -> int:
+    return values.parse_int(raw, minimum=1)
+
+
+def _counter(raw: str) -> int:
+    return values.parse_int(raw, minimum=0)
+
+
+def _text(raw: str) -> str:
+    return raw.strip()
+
+
+def _time_or_date(raw: str) -> str:
+    values.parse_time(raw)
+    return raw.strip()
+
+
+_KEYS = (
+    MetaKey("created", _time_or_date, "date the plan was made"),
+    MetaKey("last_architect_edit", _time_or_date, "time of the last human plan edit"),
+    MetaKey("tick_mode", _choice(TICK_MODES), "auto | paused | stopped"),
+    MetaKey("max_retries", _positive, "failed attempts before a task is blocked [!]"),
+    MetaKey("max_tasks_per_tick", _positive, "tasks one tick may run back to back"),
+    MetaKey("max_diff_lines", _positive, "changed lines above which a change is rejected"),
+    MetaKey("stale_lock_timeout", values.parse_duration, "age after which [~] is reset"),
+    MetaKey("circuit_breaker_threshold", _positive, "failing ticks in a row that pause"),
+    MetaKey("clean_strategy", _choice(CLEAN_STRATEGIES), "how a failure is undone"),
+    MetaKey("clean_ignore", _text, "file of paths cleanup keeps"),
+    MetaKey("status_max_entries", _positive, "TICK_STATUS entries before rotation"),
+    MetaKey("status_archive_dir", _text, "where rotated logs go"),
+    MetaKey("total_ticks", _counter, "ticks run so far (engine)"),
+    MetaKey("total_tasks", _counter, "tasks in the plan (engine)"),
+    MetaKey("completed_tasks", _counter, "tasks marked [x] (engine)"),
+    MetaKey("consecutive_failed_ticks", _counter, "failing ticks in a row (engine)"),
+    MetaKey("agent_timeout", values.parse_duration, "time limit of one agent run"),
+    MetaKey("verify_timeout", values.parse_duration, "time limit of one verify run"),
+    MetaKey("blocked_ratio_limit", values.parse_ratio, "blocked share that pauses"),
+    MetaKey("min_free_disk", values.parse_size, "free disk below which ticks pause"),
+    MetaKey("memory_stale_after", values.parse_duration, "age that archives a lesson"),
+)
+
+META_KEYS: Mapping[str, MetaKey] = {key.name: key for key in _KEYS}
+COUNTER_KEYS = ("total_tasks", "completed_tasks")
+
+
+def check_meta_value(name: str, raw: str) -> str | None:
+    """The problem with ``name: raw`` as a sentence, or None when it is fine."""
+    key = META_KEYS.get(name)
+    if key is None:
+        close = difflib.get_close_matches(name, META_KEYS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(META_KEYS)}"
+        return f"unknown Meta key {name!r}{hint}"
+    try:
+        key.read(raw)
+    except ValueError as error:
+        return f"Meta {name}: {error}"
+    return None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The Meta section with defaults filled in; invalid values fall back to the default
+    (the validator reports them, and a tick refuses to run on an invalid plan)."""
+
+    tick_mode: str = "auto"
+    max_retries: int = 3
+    max_tasks_per_tick: int = 1
+    max_diff_lines: int = 200
+    stale_lock_timeout: int = 15 * 60
+    circuit_breaker_threshold: int = 5
+    clean_strategy: str = "git-clean"
+    clean_ignore: str = ".memento_cleanignore"
+    status_max_entries: int = 50
+    status_archive_dir: str = "logs/status_archive/"
+    total_ticks: int = 0
+    total_tasks: int = 0
+    completed_tasks: int = 0
+    consecutive_failed_ticks: int = 0
+    agent_timeout: int = 30 * 60
+    verify_timeout: int = 10 * 60
+    blocked_ratio_limit: float = 0.3
+    min_free_disk: int = 500 * 1000**2
+    memory_stale_after: int = 30 * 86400
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, str]) -> Settings:
+        known = {field.name for field in fields(cls)}
+        chosen: dict[str, Any] = {}
+        for name, text in raw.items():
+            if name not in known:
+                continue
+            try:
+                chosen[name] = META_KEYS[name].read(text)
+            except ValueError:
+                continue
+        return cls(**chosen)

@@ -1,0 +1,205 @@
+"""The plan as values: every element knows the lines it came from.
+
+Line numbers are 0-based indexes into ``Plan.lines``; messages add 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple, TypeVar
+
+from memento_gh.plan import values
+from memento_gh.plan.meta import Settings
+
+T = TypeVar("T")
+
+PENDING, DONE, BLOCKED, RUNNING, SKIPPED = " ", "x", "!", "~", "-"
+MARKERS = {
+    PENDING: "pending",
+    DONE: "done",
+    BLOCKED: "blocked",
+    RUNNING: "running",
+    SKIPPED: "skipped",
+}
+RESOLVED = frozenset({DONE, SKIPPED})
+TASK_FIELDS = (
+    "verify",
+    "context_files",
+    "guard_files",
+    "estimate",
+    "retries",
+    "depends",
+    "timeout",
+    "claimed",
+)
+REQUIRED_FIELDS = ("verify", "context_files")
+
+ERROR, WARNING = "error", "warning"
+
+
+class Problem(NamedTuple):
+    """One finding: ``path:line: severity: message`` (line is 1-based, 0 = whole file)."""
+
+    line: int
+    severity: str
+    message: str
+    path: str = ""
+
+    def at(self, path: str) -> Problem:
+        return self._replace(path=path)
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message}"
+
+
+class Field(NamedTuple):
+    """A ``- key: value`` line; ``start``/``end`` are the value's columns in its line."""
+
+    key: str
+    value: str
+    line: int
+    start: int
+    end: int
+
+
+class MetaEntry(NamedTuple):
+    key: str
+    value: str
+    line: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    id: str
+    marker: str
+    module: str | None
+    description: str
+    line: int
+    end: int
+    marker_col: int
+    indent: str
+    phase: int
+    fields: Mapping[str, Field]
+
+    @property
+    def status(self) -> str:
+        return MARKERS.get(self.marker, "unknown")
+
+    def raw(self, key: str) -> str | None:
+        found = self.fields.get(key)
+        return None if found is None else found.value
+
+    @cached_property
+    def verify(self) -> str | None:
+        return _lenient(values.parse_code, self.raw("verify"))
+
+    @cached_property
+    def context_files(self) -> tuple[str, ...]:
+        return _lenient(values.parse_list, self.raw("context_files")) or ()
+
+    @cached_property
+    def guard_files(self) -> tuple[str, ...]:
+        return _lenient(values.parse_list, self.raw("guard_files")) or ()
+
+    @cached_property
+    def depends(self) -> tuple[str, ...]:
+        raw = self.raw("depends")
+        if raw is not None and raw.strip().lower() == "none":
+            return ()
+        return _lenient(values.parse_task_ids, raw) or ()
+
+    @cached_property
+    def estimate(self) -> int | None:
+        return _lenient(values.parse_duration, self.raw("estimate"))
+
+    @cached_property
+    def timeout(self) -> int | None:
+        return _lenient(values.parse_duration, self.raw("timeout"))
+
+    @cached_property
+    def retries(self) -> int:
+        return _lenient(values.parse_int, self.raw("retries")) or 0
+
+    @cached_property
+    def claimed(self) -> values.Claim | None:
+        return _lenient(values.parse_claim, self.raw("claimed"))
+
+    @property
+    def title(self) -> str:
+        """``T-101 [MODULE:db] Setup schema`` as the status log names a task."""
+        module = f" [MODULE:{self.module}]" if self.module else ""
+        return f"{self.id}{module} {self.description}".rstrip()
+
+
+@dataclass(frozen=True)
+class Phase:
+    number: int
+    title: str
+    line: int
+    end: int
+    parallel: bool | None = None
+    depends: tuple[int, ...] | None = None
+    depends_line: int | None = None
+    task_ids: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"Phase {self.number}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    lines: tuple[str, ...]
+    eols: tuple[str, ...]
+    bom: bool = False
+    title: str | None = None
+    meta_line: int | None = None
+    meta: Mapping[str, MetaEntry] = field(default_factory=dict)
+    meta_end: int | None = None
+    phases: tuple[Phase, ...] = ()
+    tasks: tuple[Task, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    #: line indexes of every list item that starts with a ``[?]`` box (tasks or not)
+    checkbox_lines: tuple[int, ...] = ()
+    #: line ranges ``[start, end)`` whose Markdown needs a CommonMark reading to be sure
+    unusual_chunks: tuple[tuple[int, int], ...] = ()
+
+    @cached_property
+    def by_id(self) -> Mapping[str, Task]:
+        index: dict[str, Task] = {}
+        for task in self.tasks:
+            index.setdefault(task.id, task)
+        return index
+
+    def task(self, task_id: str) -> Task | None:
+        return self.by_id.get(task_id)
+
+    def phase_of(self, task: Task) -> Phase:
+        return self.phases[task.phase]
+
+    def tasks_in(self, phase: Phase) -> tuple[Task, ...]:
+        return tuple(self.by_id[task_id] for task_id in phase.task_ids)
+
+    @cached_property
+    def settings(self) -> Settings:
+        return Settings.from_raw({key: entry.value for key, entry in self.meta.items()})
+
+    def text(self) -> str:
+        body = "".join(line + eol for line, eol in zip(self.lines, self.eols, strict=True))
+        return "\ufeff" + body if self.bom else body
+
+
+def _lenient(reader: Callable[[str], T], raw: str | None) -> T | None:
+    """Apply a value reader, answering None for a missing or unreadable value
+    (the validator reports unreadable ones)."""
+    if raw is None:
+        return None
+    try:
+        return reader(raw)
+    except ValueError:
+        return None

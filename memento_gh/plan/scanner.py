@@ -1,0 +1,479 @@
+"""Line scanner for ``MASTER_PLAN.md``.
+
+A line scanner, not a Markdown renderer, so that every element keeps the exact lines and
+columns it came from and an edit can rewrite just those bytes. It knows the parts of
+Markdown that decide whether a line is a task: fenced code blocks (``` and ~~~, any
+length), HTML comments, headings and list items. Where a section holds Markdown the
+scanner's simple reading might not share with CommonMark (indented or nested items,
+quotes, ordered lists, raw HTML, code), it marks the section "unusual" so that the
+validator can check it against mistune.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memento_gh.markdown import INSIDE, NORMAL, CodeTracker
+from memento_gh.plan.model import (
+    ERROR,
+    MARKERS,
+    WARNING,
+    Field,
+    MetaEntry,
+    Phase,
+    Plan,
+    Problem,
+    Task,
+)
+
+_PHASE_HEADING = re.compile(r"Phase[ \t]+(\d+)\b[ \t]*(?:[:：.–—-][ \t]*)?(.*)$", re.IGNORECASE)
+_TASK_REST = re.compile(
+    r"[ \t]+`(?P<id>[^`\s]+)`"
+    r"(?:[ \t]+\[MODULE:(?P<module>[^\]\s]*)\])?"
+    r"(?P<desc>(?:[ \t].*)?)$"
+)
+_KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+|$)")
+_PHASE_COMMENT = re.compile(r"<!--[ \t]*(parallel|depends)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*$")
+_ORDERED_BULLET = re.compile(r"\d{1,9}[.)](?=[ \t]|$)")
+_TASK_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
+
+
+def split_lines(text: str) -> tuple[list[str], list[str]]:
+    """Lines without their endings, and the endings (``\\n``, ``\\r\\n``, ``\\r`` or ``""``)."""
+    if "\r" not in text:
+        lines = text.split("\n")
+        eols = ["\n"] * (len(lines) - 1) + [""]
+        if lines[-1] == "" and len(lines) > 1:
+            lines.pop()
+            eols.pop()
+        return lines, eols
+    lines, eols = [], []
+    for match in _LINE.finditer(text):
+        content, eol = match.groups()
+        if not content and not eol:
+            break
+        lines.append(content)
+        eols.append(eol)
+    return lines, eols
+
+
+@dataclass
+class _OpenTask:
+    id: str
+    marker: str
+    module: str | None
+    description: str
+    line: int
+    marker_col: int
+    indent: str
+    phase: int
+    last: int
+    fields: dict[str, Field] = field(default_factory=dict)
+
+
+@dataclass
+class _OpenPhase:
+    number: int
+    title: str
+    line: int
+    parallel: bool | None = None
+    depends: tuple[int, ...] | None = None
+    depends_line: int | None = None
+    task_ids: list[str] = field(default_factory=list)
+
+
+class _Scanner:
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.problems: list[Problem] = []
+        self.title: str | None = None
+        self.section = "preamble"  # preamble | meta | phase | other
+        self.meta_line: int | None = None
+        self.meta_end: int | None = None
+        self.meta: dict[str, MetaEntry] = {}
+        self.phases: list[Phase] = []
+        self.phase: _OpenPhase | None = None
+        self.phase_numbers: dict[int, int] = {}
+        self.tasks: list[Task] = []
+        self.task: _OpenTask | None = None
+        self.checkbox_lines: list[int] = []
+        self.code = CodeTracker()
+        self.chunk_start = 0
+        self.chunk_unusual = False
+        self.unusual_chunks: list[tuple[int, int]] = []
+
+    # -- driver ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        code = self.code
+        for number, line in enumerate(self.lines):
+            stripped = line.lstrip(" \t")
+            if not stripped and not code.open:
+                continue
+            kind = code.step(number, stripped)
+            if kind == NORMAL:
+                self._line(number, line, stripped)
+                continue
+            self.chunk_unusual = True
+            task = self.task
+            if kind != INSIDE and task and len(line) - len(stripped) <= len(task.indent):
+                self._close_task()
+        self._finish()
+
+    def _finish(self) -> None:
+        end = len(self.lines)
+        if self.code.opening is not None:
+            what = "code fence" if self.code.opening.closer != "-->" else "HTML comment"
+            self._problem(
+                self.code.opening.line,
+                WARNING,
+                f"this {what} is never closed, so nothing after it is read; "
+                f"close it with {self.code.opening.closer}",
+            )
+        self._close_task()
+        self._close_section(end)
+        self._close_chunk(end)
+
+    # -- one line -------------------------------------------------------------------------
+
+    def _line(self, number: int, line: str, stripped: str) -> None:
+        indent = len(line) - len(stripped)
+        lead = stripped[0]
+        if lead == "<" and stripped.startswith("<!--"):
+            self._comment(number, stripped, indent)
+            return
+        if lead == "#" and indent <= 3 and self._heading(number, stripped, indent):
+            return
+        if self.task is not None and indent <= len(self.task.indent):
+            self._close_task()
+        if not self._list_item(number, line, stripped, indent):
+            self._plain_text(stripped, indent)
+        if self.task is not None:
+            self.task.last = max(self.task.last, number)
+
+    def _plain_text(self, stripped: str, indent: int) -> None:
+        if indent or not (stripped[0].isalpha() or _is_thematic_break(stripped)):
+            self.chunk_unusual = True
+
+    def _comment(self, number: int, stripped: str, indent: int) -> None:
+        """A one-line HTML comment (the tracker handles the ones that span lines)."""
+        if indent:
+            self.chunk_unusual = True
+        if self.task is not None and indent <= len(self.task.indent):
+            self._close_task()
+        match = _PHASE_COMMENT.match(stripped)
+        if match and self.phase is not None:
+            self._phase_setting(number, match.group(1), match.group(2))
+
+    def _heading(self, number: int, stripped: str, indent: int) -> bool:
+        level = len(stripped) - len(stripped.lstrip("#"))
+        if level > 6 or (len(stripped) > level and stripped[level] not in " \t"):
+            return False
+        text = stripped[level:].strip(" \t").rstrip("#").rstrip(" \t")
+        if indent:
+            self.chunk_unusual = True
+        else:
+            self._close_chunk(number)
+        self._close_task()
+        if level == 1:
+            self._close_section(number)
+            self.section = "other" if self.title is not None else "preamble"
+            if self.title is None:
+                self.title = text
+        elif level == 2:
+            self._close_section(number)
+            self._open_section(number, text)
+        return True
+
+    def _open_section(self, number: int, text: str) -> None:
+        match = _PHASE_HEADING.match(text)
+        if match:
+            self._open_phase(number, int(match.group(1)), match.group(2).strip())
+        elif text.strip().lower() == "meta":
+            if self.meta_line is not None:
+                self._problem(
+                    number,
+                    ERROR,
+                    f"a second ## Meta section (the first is at line "
+                    f"{self.meta_line + 1}); merge them into one",
+                )
+            self.section = "meta"
+            self.meta_line = number
+        else:
+            self.section = "other"
+            if re.match(r"phase\b", text, re.IGNORECASE):
+                self._problem(
+                    number, ERROR, f"{text!r} is not a phase heading; write '## Phase N: Title'"
+                )
+
+    def _open_phase(self, number: int, phase_number: int, title: str) -> None:
+        if phase_number in self.phase_numbers:
+            first = self.phase_numbers[phase_number] + 1
+            self._problem(
+                number,
+                ERROR,
+                f"Phase {phase_number} is declared twice (first at line {first}); "
+                "give each phase its own number",
+            )
+        else:
+            self.phase_numbers[phase_number] = number
+        self.section = "phase"
+        self.phase = _OpenPhase(phase_number, title, number)
+
+    def _close_section(self, end: int) -> None:
+        if self.section == "meta":
+            self.meta_end = end - 1
+        if self.phase is not None:
+            open_phase = self.phase
+            self.phases.append(
+                Phase(
+                    number=open_phase.number,
+                    title=open_phase.title,
+                    line=open_phase.line,
+                    end=end - 1,
+                    parallel=open_phase.parallel,
+                    depends=open_phase.depends,
+                    depends_line=open_phase.depends_line,
+                    task_ids=tuple(open_phase.task_ids),
+                )
+            )
+            self.phase = None
+        self.section = "other"
+
+    def _close_chunk(self, end: int) -> None:
+        if self.chunk_unusual and end > self.chunk_start:
+            self.unusual_chunks.append((self.chunk_start, end))
+        self.chunk_start = end
+        self.chunk_unusual = False
+
+    def _phase_setting(self, number: int, key: str, raw: str) -> None:
+        assert self.phase is not None
+        value = raw.strip()
+        if key == "parallel":
+            if self.phase.parallel is not None:
+                self._problem(number, ERROR, f"{self.phase_name()} sets parallel twice")
+            if value.lower() in ("true", "yes"):
+                self.phase.parallel = True
+            elif value.lower() in ("false", "no"):
+                self.phase.parallel = False
+            else:
+                self._problem(number, ERROR, f"parallel must be true or false, not {value!r}")
+            return
+        if self.phase.depends_line is not None:
+            self._problem(number, ERROR, f"{self.phase_name()} sets depends twice")
+        self.phase.depends_line = number
+        self.phase.depends = self._phase_depends(number, value)
+
+    def _phase_depends(self, number: int, value: str) -> tuple[int, ...]:
+        if value.lower() in ("none", ""):
+            return ()
+        found = []
+        for part in value.split(","):
+            match = re.fullmatch(r"(?:Phase[ \t]*)?(\d+)", part.strip(), re.IGNORECASE)
+            if match is None:
+                self._problem(
+                    number,
+                    ERROR,
+                    f"depends: {part.strip()!r} is not a phase; write "
+                    "'<!-- depends: Phase 1, Phase 2 -->' or '<!-- depends: none -->'",
+                )
+                continue
+            found.append(int(match.group(1)))
+        return tuple(found)
+
+    def phase_name(self) -> str:
+        return f"Phase {self.phase.number}" if self.phase else "this phase"
+
+    # -- list items -----------------------------------------------------------------------
+
+    def _list_item(self, number: int, line: str, stripped: str, indent: int) -> bool:
+        """Handle a bullet or ordered list item; False when the line is not one."""
+        lead = stripped[0]
+        if lead in "-*+":
+            marker_width = 1
+        else:
+            ordered = _ORDERED_BULLET.match(stripped) if lead.isdigit() else None
+            if ordered is None:
+                return False
+            marker_width = ordered.end()
+        rest = stripped[marker_width:]
+        if rest and rest[0] not in " \t":
+            return False
+        content = rest.lstrip(" \t")
+        content_col = indent + len(stripped) - len(content)
+        is_box = len(content) >= 3 and content[0] == "[" and content[2] == "]"
+        if is_box and (len(content) == 3 or content[3] in " \t"):
+            self._checkbox(number, line, content, content_col, indent, ordered=lead not in "-*+")
+            return True
+        usual = lead == "-" and rest[:1] == " " and content[:1].isalpha()
+        if usual and self.task is not None and indent > len(self.task.indent):
+            if not 2 <= indent <= 5 or "\t" in line[:indent]:
+                self.chunk_unusual = True
+            self._field(number, content, content_col)
+        elif usual and indent == 0 and self.section == "meta":
+            self._meta_entry(number, content, content_col)
+        elif indent or not usual:
+            self.chunk_unusual = True
+        return True
+
+    def _checkbox(
+        self, number: int, line: str, content: str, content_col: int, indent: int, ordered: bool
+    ) -> None:
+        self.checkbox_lines.append(number)
+        if indent or ordered or line[1:3] != " [":
+            self.chunk_unusual = True
+        if self.task is not None:
+            self._close_task()
+        match = _TASK_REST.match(content, 3)
+        if self.section != "phase":
+            if match is not None:
+                self._problem(
+                    number,
+                    ERROR,
+                    "this task is not inside a phase; move it under a '## Phase N: Title' heading",
+                )
+            return
+        if ordered:
+            self._problem(number, ERROR, "write tasks as bullet items ('- [ ] ...'), not numbered")
+            return
+        marker = content[1]
+        if marker == "X":
+            marker = "x"
+        if marker not in MARKERS:
+            self._problem(
+                number,
+                ERROR,
+                f"unknown status marker [{content[1]}]; use [ ] pending, "
+                "[x] done, [!] blocked, [~] running or [-] skipped",
+            )
+            return
+        if match is None:
+            self._problem(
+                number,
+                ERROR,
+                "malformed task line; write '- [ ] `T-101` [MODULE:name] description'",
+            )
+            return
+        self._open_task(number, line, match, marker, content_col + 1, indent)
+
+    def _open_task(
+        self, number: int, line: str, match: re.Match[str], marker: str, col: int, indent: int
+    ) -> None:
+        assert self.phase is not None
+        task_id = match.group("id")
+        if not _TASK_ID.fullmatch(task_id):
+            self._problem(
+                number,
+                ERROR,
+                f"task ID {task_id!r} must start with a letter and hold only "
+                "letters, digits, '.', '_' and '-' (e.g. T-101)",
+            )
+            return
+        description = match.group("desc").strip()
+        if description.startswith("[MODULE"):
+            self._problem(number, ERROR, "malformed module tag; write [MODULE:name] with no spaces")
+        self.phase.task_ids.append(task_id)
+        self.task = _OpenTask(
+            id=task_id,
+            marker=marker,
+            module=match.group("module"),
+            description=description,
+            line=number,
+            marker_col=col,
+            indent=line[:indent],
+            phase=len(self.phases),
+            last=number,
+        )
+
+    def _field(self, number: int, content: str, content_col: int) -> None:
+        assert self.task is not None
+        match = _KEY_VALUE.match(content)
+        if match is None:
+            return
+        key = match.group("key")
+        start = content_col + match.end()
+        end = content_col + len(content.rstrip(" \t"))
+        if key in self.task.fields:
+            first = self.task.fields[key].line + 1
+            self._problem(
+                number,
+                ERROR,
+                f"{self.task.id} has a second {key!r} line (first at line {first}); keep one",
+            )
+            return
+        value = self.lines[number][start:end] if end > start else ""
+        self.task.fields[key] = Field(key, value, number, start, max(start, end))
+
+    def _meta_entry(self, number: int, content: str, content_col: int) -> None:
+        match = _KEY_VALUE.match(content)
+        if match is None:
+            self.chunk_unusual = True
+            return
+        key = match.group("key")
+        start = content_col + match.end()
+        body = content[match.end() :]
+        comment = body.find("<!--")
+        if comment >= 0:
+            body = body[:comment]
+        end = start + len(body.rstrip(" \t"))
+        if key in self.meta:
+            first = self.meta[key].line + 1
+            self._problem(
+                number, ERROR, f"Meta key {key!r} appears twice (first at line {first}); keep one"
+            )
+            return
+        self.meta[key] = MetaEntry(
+            key, self.lines[number][start:end], number, start, max(start, end)
+        )
+
+    def _close_task(self) -> None:
+        if self.task is None:
+            return
+        open_task = self.task
+        self.tasks.append(
+            Task(
+                id=open_task.id,
+                marker=open_task.marker,
+                module=open_task.module,
+                description=open_task.description,
+                line=open_task.line,
+                end=open_task.last,
+                marker_col=open_task.marker_col,
+                indent=open_task.indent,
+                phase=open_task.phase,
+                fields=open_task.fields,
+            )
+        )
+        self.task = None
+
+    def _problem(self, number: int, severity: str, message: str) -> None:
+        self.problems.append(Problem(number + 1, severity, message))
+
+
+def _is_thematic_break(stripped: str) -> bool:
+    compact = stripped.replace(" ", "").replace("\t", "")
+    return len(compact) >= 3 and compact[0] in "-*_" and not compact.strip(compact[0])
+
+
+def parse(text: str) -> Plan:
+    """Read a plan. Never raises on bad content: problems are in ``Plan.problems``."""
+    bom = text.startswith("\ufeff")
+    lines, eols = split_lines(text[1:] if bom else text)
+    scanner = _Scanner(lines)
+    scanner.run()
+    return Plan(
+        lines=tuple(lines),
+        eols=tuple(eols),
+        bom=bom,
+        title=scanner.title,
+        meta_line=scanner.meta_line,
+        meta=scanner.meta,
+        meta_end=scanner.meta_end,
+        phases=tuple(scanner.phases),
+        tasks=tuple(scanner.tasks),
+        problems=tuple(scanner.problems),
+        checkbox_lines=tuple(scanner.checkbox_lines),
+        unusual_chunks=tuple(scanner.unusual_chunks),
+    )

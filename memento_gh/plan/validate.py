@@ -1,0 +1,304 @@
+"""The plan's rules, as a pure function from a parsed plan to problems."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import Any
+
+from memento_gh.plan import values
+from memento_gh.plan.meta import COUNTER_KEYS, check_meta_value
+from memento_gh.plan.model import (
+    DONE,
+    ERROR,
+    PENDING,
+    REQUIRED_FIELDS,
+    RUNNING,
+    TASK_FIELDS,
+    WARNING,
+    Plan,
+    Problem,
+    Task,
+)
+
+_FIELD_READERS: Mapping[str, Callable[[str], Any]] = {
+    "verify": values.parse_code,
+    "context_files": values.parse_list,
+    "guard_files": values.parse_list,
+    "estimate": values.parse_duration,
+    "timeout": values.parse_duration,
+    "retries": values.parse_int,
+    "claimed": values.parse_claim,
+}
+
+
+def validate_plan(plan: Plan, modules: Collection[str] | None = None) -> list[Problem]:
+    """Every problem of the plan; ``modules`` are the names PROJECT_MAP.md registers
+    (None when there is no map to check against)."""
+    problems = list(plan.problems)
+    problems += _meta_problems(plan)
+    problems += _phase_problems(plan)
+    problems += _task_problems(plan, modules)
+    problems += _cycle_problems(plan)
+    problems += counter_problems(plan)
+    return sorted(problems, key=lambda problem: problem.line)
+
+
+def _meta_problems(plan: Plan) -> Iterator[Problem]:
+    if plan.meta_line is None:
+        yield Problem(1, ERROR, "the plan has no '## Meta' section; add one (see `memento init`)")
+        return
+    for entry in plan.meta.values():
+        message = check_meta_value(entry.key, entry.value)
+        if message:
+            yield Problem(entry.line + 1, ERROR, message)
+
+
+def _phase_problems(plan: Plan) -> Iterator[Problem]:
+    numbers = {phase.number for phase in plan.phases}
+    for phase in plan.phases:
+        if phase.depends_line is None:
+            yield Problem(
+                phase.line + 1,
+                WARNING,
+                f"{phase.name} has no '<!-- depends: ... -->' line, so it waits on no other "
+                "phase; add '<!-- depends: none -->' to say so",
+            )
+        for needed in phase.depends or ():
+            if needed not in numbers:
+                line = phase.depends_line if phase.depends_line is not None else phase.line
+                yield Problem(
+                    line + 1, ERROR, f"{phase.name} depends on Phase {needed}, which does not exist"
+                )
+
+
+def _task_problems(plan: Plan, modules: Collection[str] | None) -> Iterator[Problem]:
+    seen: dict[str, Task] = {}
+    max_retries = plan.settings.max_retries
+    for task in plan.tasks:
+        where = task.line + 1
+        if task.id in seen:
+            yield Problem(
+                where,
+                ERROR,
+                f"duplicate task ID {task.id} (first at line {seen[task.id].line + 1}); "
+                "give every task its own ID",
+            )
+        else:
+            seen[task.id] = task
+        yield from _field_problems(plan, task)
+        yield from _module_problems(task, modules)
+        if task.marker == RUNNING and "claimed" not in task.fields:
+            yield Problem(
+                where,
+                ERROR,
+                f"{task.id} is [~] running but has no 'claimed: <time> <worker>' line; "
+                "set it back to [ ] if no worker runs it",
+            )
+        if task.marker == PENDING and task.retries >= max_retries:
+            yield Problem(
+                where,
+                WARNING,
+                f"{task.id} has used {task.retries} of {max_retries} retries and will not be "
+                "picked; set retries to 0 to try again, or mark it [!]",
+            )
+
+
+def _field_problems(plan: Plan, task: Task) -> Iterator[Problem]:
+    for key in REQUIRED_FIELDS:
+        if key not in task.fields:
+            yield Problem(
+                task.line + 1,
+                ERROR,
+                f"{task.id} has no '{key}:' line; every task needs one "
+                + (
+                    "(a command whose exit code 0 proves it done)"
+                    if key == "verify"
+                    else "(the files the agent may read and change)"
+                ),
+            )
+    for key, found in task.fields.items():
+        if key not in TASK_FIELDS:
+            close = difflib.get_close_matches(key, TASK_FIELDS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            yield Problem(found.line + 1, WARNING, f"unknown task field {key!r}{hint}")
+            continue
+        message = _value_problem(key, found.value)
+        if message:
+            yield Problem(found.line + 1, ERROR, f"{task.id} {key}: {message}")
+    for needed in task.depends:
+        if needed == task.id:
+            yield Problem(task.fields["depends"].line + 1, ERROR, f"{task.id} depends on itself")
+        elif plan.task(needed) is None:
+            yield Problem(
+                task.fields["depends"].line + 1,
+                ERROR,
+                f"{task.id} depends on {needed}, which is not a task in this plan",
+            )
+    if "claimed" in task.fields and task.marker != RUNNING:
+        yield Problem(
+            task.fields["claimed"].line + 1,
+            WARNING,
+            f"{task.id} has a 'claimed:' line but is not [~]; remove the line",
+        )
+
+
+def _value_problem(key: str, raw: str) -> str | None:
+    if key == "depends":
+        if raw.strip().lower() == "none":
+            return None
+        reader: Callable[[str], Any] = values.parse_task_ids
+    else:
+        reader = _FIELD_READERS[key]
+    try:
+        reader(raw)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _module_problems(task: Task, modules: Collection[str] | None) -> Iterator[Problem]:
+    if task.module is None:
+        yield Problem(
+            task.line + 1,
+            WARNING,
+            f"{task.id} names no module; add [MODULE:name] after the ID so the worker gets "
+            "its entry from PROJECT_MAP.md",
+        )
+    elif not task.module:
+        yield Problem(task.line + 1, ERROR, f"{task.id} has an empty [MODULE:] tag")
+    elif modules is not None and task.module not in modules:
+        yield Problem(
+            task.line + 1,
+            WARNING,
+            f"[MODULE:{task.module}] is not registered in PROJECT_MAP.md; add a "
+            f"'### [MODULE:{task.module}]' section there",
+        )
+
+
+# -- dependency cycles ---------------------------------------------------------------------
+
+
+def _cycle_problems(plan: Plan) -> Iterator[Problem]:
+    """Cycles among phases and tasks, found on one graph: a task waits on the tasks it
+    names in ``depends`` and on the phases its phase depends on; a phase waits on its tasks."""
+    graph: dict[str, list[str]] = {}
+    phase_nodes = {phase.number: f"Phase {phase.number}" for phase in plan.phases}
+    for phase in plan.phases:
+        graph.setdefault(phase.name, []).extend(phase.task_ids)
+    for task in plan.tasks:
+        edges = graph.setdefault(task.id, [])
+        edges.extend(needed for needed in task.depends if plan.task(needed) is not None)
+        phase = plan.phase_of(task)
+        edges.extend(phase_nodes[n] for n in phase.depends or () if n in phase_nodes)
+    for phase in plan.phases:
+        # An empty phase still takes part through its own depends.
+        if not phase.task_ids:
+            graph[phase.name].extend(
+                phase_nodes[n] for n in phase.depends or () if n in phase_nodes
+            )
+    for cycle in _find_cycles(graph):
+        yield Problem(_cycle_line(plan, cycle), ERROR, "dependency cycle: " + " → ".join(cycle))
+
+
+def _cycle_line(plan: Plan, cycle: list[str]) -> int:
+    lines = []
+    for node in cycle:
+        task = plan.task(node)
+        if task is not None:
+            lines.append(task.fields["depends"].line if "depends" in task.fields else task.line)
+            continue
+        for phase in plan.phases:
+            if phase.name == node:
+                lines.append(phase.depends_line if phase.depends_line is not None else phase.line)
+    return min(lines) + 1
+
+
+def _find_cycles(graph: Mapping[str, list[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component that has one (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            node, position = work.pop()
+            if position == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            edges = graph.get(node, [])
+            if position < len(edges):
+                work.append((node, position + 1))
+                child = edges[position]
+                if child not in index:
+                    work.append((child, 0))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph.get(node, []):
+                    cycles.append(_cycle_in(graph, set(component), node))
+    return cycles
+
+
+def _cycle_in(graph: Mapping[str, list[str]], component: set[str], start: str) -> list[str]:
+    """The shortest cycle through ``start`` inside its strongly connected component."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in graph.get(node, []):
+                if child not in component or child in came_from:
+                    continue
+                came_from[child] = node
+                if child == start:
+                    path = [start]
+                    while path[-1] != start or len(path) == 1:
+                        path.append(came_from[path[-1]])
+                    return path[::-1]
+                following.append(child)
+        frontier = following
+    return [start, start]
+
+
+# -- counters -------------------------------------------------------------------------------
+
+
+def counted(plan: Plan) -> dict[str, int]:
+    """What the Meta counters should say."""
+    return {
+        "total_tasks": len(plan.tasks),
+        "completed_tasks": sum(1 for task in plan.tasks if task.marker == DONE),
+    }
+
+
+def counter_problems(plan: Plan) -> Iterator[Problem]:
+    truth = counted(plan)
+    for key in COUNTER_KEYS:
+        entry = plan.meta.get(key)
+        if entry is None or entry.value.strip() == str(truth[key]):
+            continue
+        yield Problem(
+            entry.line + 1,
+            WARNING,
+            f"{key} says {entry.value.strip()} but the plan has {truth[key]}; "
+            "`memento validate --fix` rewrites it",
+        )

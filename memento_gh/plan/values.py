@@ -1,0 +1,193 @@
+"""Readers for the value syntaxes of the plan: code spans, lists, durations, sizes, claims.
+
+Each reader takes the raw text of a value and returns a Python value, or raises
+``ValueError`` with a sentence that says what a valid value looks like.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import NamedTuple
+
+_DURATION_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "secs": 1,
+    "second": 1,
+    "seconds": 1,
+    "m": 60,
+    "min": 60,
+    "mins": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hr": 3600,
+    "hrs": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
+}
+_DURATION_PART = re.compile(r"(\d+)\s*([a-z]+)")
+_DURATION_WHOLE = re.compile(r"(?:\d+\s*[a-z]+\s*)+")
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?", re.IGNORECASE)
+_SIZE_FACTORS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "ki": 1024,
+    "kib": 1024,
+    "mi": 1024**2,
+    "mib": 1024**2,
+    "gi": 1024**3,
+    "gib": 1024**3,
+    "ti": 1024**4,
+    "tib": 1024**4,
+}
+
+TASK_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
+def parse_duration(raw: str) -> int:
+    """``15min``, ``30s``, ``2h``, ``1h30min``, ``7d`` -> seconds."""
+    text = raw.strip().lower()
+    if not _DURATION_WHOLE.fullmatch(text):
+        raise ValueError(f"{raw.strip()!r} is not a duration; write e.g. 30s, 15min, 2h or 7d")
+    total = 0
+    for number, unit in _DURATION_PART.findall(text):
+        if unit not in _DURATION_UNITS:
+            raise ValueError(f"unknown time unit {unit!r} in {raw.strip()!r}; use s, min, h or d")
+        total += int(number) * _DURATION_UNITS[unit]
+    return total
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds -> the short form the status log uses: ``2m18s``, ``45s``, ``1h03m``."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def parse_size(raw: str) -> int:
+    """``500MB``, ``1GiB``, ``2G`` -> bytes (KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024)."""
+    text = raw.strip()
+    match = _SIZE.fullmatch(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a size; write e.g. 500MB or 2GiB")
+    number, unit = match.groups()
+    return int(float(number) * _SIZE_FACTORS[(unit or "").lower()])
+
+
+def parse_int(raw: str, minimum: int = 0) -> int:
+    text = raw.strip()
+    if not re.fullmatch(r"[+-]?\d+", text):
+        raise ValueError(f"{text!r} is not a whole number")
+    value = int(text)
+    if value < minimum:
+        raise ValueError(f"{value} is too small; the least allowed is {minimum}")
+    return value
+
+
+def parse_ratio(raw: str) -> float:
+    text = raw.strip()
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a ratio; write e.g. 0.3 or 30%") from None
+    if not 0 <= value <= 1:
+        raise ValueError(f"{text!r} is outside 0..1 (0%..100%)")
+    return value
+
+
+def parse_code(raw: str) -> str:
+    """A Markdown code span (`` `cmd` `` or ``` `` cmd `with` ticks `` ```) -> its content."""
+    text = raw.strip()
+    ticks = len(text) - len(text.lstrip("`"))
+    if ticks == 0 or not text.endswith("`" * ticks) or len(text) < 2 * ticks + 1:
+        raise ValueError(f"write the command as a code span, e.g. `pytest -q` (got {text!r})")
+    inner = text[ticks:-ticks]
+    if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+        inner = inner[1:-1]
+    if not inner.strip():
+        raise ValueError("the command is empty")
+    return inner
+
+
+def parse_list(raw: str) -> tuple[str, ...]:
+    """``[a, b/*]`` (brackets optional, items may be backticked) -> items."""
+    text = raw.strip()
+    if text.startswith("["):
+        if not text.endswith("]"):
+            raise ValueError(f"the list {text!r} has no closing ']'")
+        text = text[1:-1]
+    elif text.endswith("]"):
+        raise ValueError(f"the list {text!r} has no opening '['")
+    items = []
+    for part in text.split(","):
+        item = part.strip().strip("`").strip()
+        if item:
+            items.append(item)
+    return tuple(items)
+
+
+def parse_task_ids(raw: str) -> tuple[str, ...]:
+    ids = parse_list(raw)
+    for task_id in ids:
+        if not TASK_ID.fullmatch(task_id):
+            raise ValueError(f"{task_id!r} is not a task ID like T-101")
+    return ids
+
+
+class Claim(NamedTuple):
+    """``claimed: <ISO-8601 UTC time> <worker-id>``: who runs a ``[~]`` task since when."""
+
+    at: datetime
+    worker: str
+
+    def render(self) -> str:
+        return f"{format_time(self.at)} {self.worker}"
+
+
+def parse_time(raw: str) -> datetime:
+    """ISO-8601 time; a trailing ``Z`` or no zone at all means UTC."""
+    text = raw.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{raw.strip()!r} is not an ISO-8601 time like 2025-01-15T14:35:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_claim(raw: str) -> Claim:
+    parts = raw.split()
+    if len(parts) != 2:
+        raise ValueError(
+            f"write claimed as '<ISO-8601 UTC time> <worker-id>', "
+            f"e.g. 2025-01-15T14:35:00Z runner-1 (got {raw.strip()!r})"
+        )
+    return Claim(parse_time(parts[0]), parts[1])

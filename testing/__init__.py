@@ -1,0 +1,1 @@
+"""Importable test helpers: real git repositories, real processes, plan builders."""
