@@ -73,8 +73,14 @@ class MetaEntry(NamedTuple):
     end: int
 
 
-@dataclass(frozen=True, eq=False)
-class Task:
+class Task(NamedTuple):
+    """A task line and its field lines, ``line`` to ``end`` (inclusive).
+
+    A NamedTuple rather than a dataclass: large plans hold tens of thousands of tasks and
+    the validator's time budget is a few microseconds each. Typed field values are read
+    from the raw text on access.
+    """
+
     id: str
     marker: str
     module: str | None
@@ -94,38 +100,38 @@ class Task:
         found = self.fields.get(key)
         return None if found is None else found.value
 
-    @cached_property
+    @property
     def verify(self) -> str | None:
         return _lenient(values.parse_code, self.raw("verify"))
 
-    @cached_property
+    @property
     def context_files(self) -> tuple[str, ...]:
         return _lenient(values.parse_list, self.raw("context_files")) or ()
 
-    @cached_property
+    @property
     def guard_files(self) -> tuple[str, ...]:
         return _lenient(values.parse_list, self.raw("guard_files")) or ()
 
-    @cached_property
+    @property
     def depends(self) -> tuple[str, ...]:
         raw = self.raw("depends")
-        if raw is not None and raw.strip().lower() == "none":
+        if raw is None or raw.strip().lower() == "none":
             return ()
         return _lenient(values.parse_task_ids, raw) or ()
 
-    @cached_property
+    @property
     def estimate(self) -> int | None:
         return _lenient(values.parse_duration, self.raw("estimate"))
 
-    @cached_property
+    @property
     def timeout(self) -> int | None:
         return _lenient(values.parse_duration, self.raw("timeout"))
 
-    @cached_property
+    @property
     def retries(self) -> int:
         return _lenient(values.parse_int, self.raw("retries")) or 0
 
-    @cached_property
+    @property
     def claimed(self) -> values.Claim | None:
         return _lenient(values.parse_claim, self.raw("claimed"))
 

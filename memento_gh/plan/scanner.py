@@ -18,7 +18,6 @@ from memento_gh.markdown import INSIDE, NORMAL, CodeTracker
 from memento_gh.plan.model import (
     ERROR,
     MARKERS,
-    WARNING,
     Field,
     MetaEntry,
     Phase,
@@ -38,6 +37,9 @@ _PHASE_COMMENT = re.compile(r"<!--[ \t]*(parallel|depends)[ \t]*:[ \t]*(.*?)[ \t
 _ORDERED_BULLET = re.compile(r"\d{1,9}[.)](?=[ \t]|$)")
 _TASK_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
+# Builds a Field without NamedTuple.__new__'s keyword handling: the scanner makes one per
+# field line, tens of thousands in a large plan.
+_new_field = tuple.__new__
 
 
 def split_lines(text: str) -> tuple[list[str], list[str]]:
@@ -59,18 +61,45 @@ def split_lines(text: str) -> tuple[list[str], list[str]]:
     return lines, eols
 
 
-@dataclass
 class _OpenTask:
-    id: str
-    marker: str
-    module: str | None
-    description: str
-    line: int
-    marker_col: int
-    indent: str
-    phase: int
-    last: int
-    fields: dict[str, Field] = field(default_factory=dict)
+    """A task whose field lines are still being read."""
+
+    __slots__ = (
+        "description",
+        "fields",
+        "id",
+        "indent",
+        "indent_width",
+        "last",
+        "line",
+        "marker",
+        "marker_col",
+        "module",
+        "phase",
+    )
+
+    def __init__(
+        self,
+        task_id: str,
+        marker: str,
+        module: str | None,
+        description: str,
+        line: int,
+        marker_col: int,
+        indent: str,
+        phase: int,
+    ) -> None:
+        self.id = task_id
+        self.marker = marker
+        self.module = module
+        self.description = description
+        self.line = line
+        self.marker_col = marker_col
+        self.indent = indent
+        self.indent_width = len(indent)
+        self.phase = phase
+        self.last = line
+        self.fields: dict[str, Field] = {}
 
 
 @dataclass
@@ -112,23 +141,58 @@ class _Scanner:
             stripped = line.lstrip(" \t")
             if not stripped and not code.open:
                 continue
-            kind = code.step(number, stripped)
-            if kind == NORMAL:
-                self._line(number, line, stripped)
-                continue
-            self.chunk_unusual = True
+            if code.open or stripped[0] in "`~<":
+                kind = code.step(number, stripped)
+                if kind != NORMAL:
+                    self._code_line(line, stripped, kind)
+                    continue
             task = self.task
-            if kind != INSIDE and task and len(line) - len(stripped) <= len(task.indent):
-                self._close_task()
+            if task is not None and stripped[0] == "-" and self._field_line(number, line, stripped):
+                continue
+            self._line(number, line, stripped)
         self._finish()
+
+    def _code_line(self, line: str, stripped: str, kind: str) -> None:
+        self.chunk_unusual = True
+        task = self.task
+        if kind != INSIDE and task and len(line) - len(stripped) <= len(task.indent):
+            self._close_task()
+
+    def _field_line(self, number: int, line: str, stripped: str) -> bool:
+        """The common case, ``  - key: value`` under a task, read without regular
+        expressions (large plans are mostly field lines); False leaves the line to
+        the general path."""
+        task = self.task
+        assert task is not None
+        indent = len(line) - len(stripped)
+        if indent <= task.indent_width or stripped[1:2] != " ":
+            return False
+        colon = stripped.find(":", 3)
+        key = stripped[2:colon]
+        if colon < 0 or not (key.isidentifier() and key.isascii() and key[0] != "_"):
+            return False
+        if stripped[colon + 1 : colon + 2] not in ("", " ", "\t"):
+            return False
+        if not 2 <= indent <= 5 or "\t" in line[:indent]:
+            self.chunk_unusual = True
+        value = stripped[colon + 1 :].lstrip(" \t")
+        start = len(line) - len(value)
+        value = value.rstrip(" \t")
+        if key in task.fields:
+            self._duplicate_field(number, key)
+        else:
+            task.fields[key] = _new_field(Field, (key, value, number, start, start + len(value)))
+        task.last = number
+        return True
 
     def _finish(self) -> None:
         end = len(self.lines)
         if self.code.opening is not None:
             what = "code fence" if self.code.opening.closer != "-->" else "HTML comment"
+            # An error: the tasks after it would be skipped without a word.
             self._problem(
                 self.code.opening.line,
-                WARNING,
+                ERROR,
                 f"this {what} is never closed, so nothing after it is read; "
                 f"close it with {self.code.opening.closer}",
             )
@@ -376,15 +440,14 @@ class _Scanner:
             self._problem(number, ERROR, "malformed module tag; write [MODULE:name] with no spaces")
         self.phase.task_ids.append(task_id)
         self.task = _OpenTask(
-            id=task_id,
-            marker=marker,
-            module=match.group("module"),
-            description=description,
-            line=number,
-            marker_col=col,
-            indent=line[:indent],
-            phase=len(self.phases),
-            last=number,
+            task_id,
+            marker,
+            match.group("module"),
+            description,
+            number,
+            col,
+            line[:indent],
+            len(self.phases),
         )
 
     def _field(self, number: int, content: str, content_col: int) -> None:
@@ -392,19 +455,26 @@ class _Scanner:
         match = _KEY_VALUE.match(content)
         if match is None:
             return
-        key = match.group("key")
         start = content_col + match.end()
-        end = content_col + len(content.rstrip(" \t"))
-        if key in self.task.fields:
-            first = self.task.fields[key].line + 1
-            self._problem(
-                number,
-                ERROR,
-                f"{self.task.id} has a second {key!r} line (first at line {first}); keep one",
-            )
-            return
-        value = self.lines[number][start:end] if end > start else ""
-        self.task.fields[key] = Field(key, value, number, start, max(start, end))
+        end = max(start, content_col + len(content.rstrip(" \t")))
+        self._add_field(number, match.group("key"), self.lines[number][start:end], start, end)
+
+    def _add_field(self, number: int, key: str, value: str, start: int, end: int) -> None:
+        task = self.task
+        assert task is not None
+        if key in task.fields:
+            self._duplicate_field(number, key)
+        else:
+            task.fields[key] = Field(key, value, number, start, end)
+
+    def _duplicate_field(self, number: int, key: str) -> None:
+        assert self.task is not None
+        first = self.task.fields[key].line + 1
+        self._problem(
+            number,
+            ERROR,
+            f"{self.task.id} has a second {key!r} line (first at line {first}); keep one",
+        )
 
     def _meta_entry(self, number: int, content: str, content_col: int) -> None:
         match = _KEY_VALUE.match(content)
@@ -434,16 +504,16 @@ class _Scanner:
         open_task = self.task
         self.tasks.append(
             Task(
-                id=open_task.id,
-                marker=open_task.marker,
-                module=open_task.module,
-                description=open_task.description,
-                line=open_task.line,
-                end=open_task.last,
-                marker_col=open_task.marker_col,
-                indent=open_task.indent,
-                phase=open_task.phase,
-                fields=open_task.fields,
+                open_task.id,
+                open_task.marker,
+                open_task.module,
+                open_task.description,
+                open_task.line,
+                open_task.last,
+                open_task.marker_col,
+                open_task.indent,
+                open_task.phase,
+                open_task.fields,
             )
         )
         self.task = None

@@ -95,7 +95,8 @@ def parse_size(raw: str) -> int:
 
 def parse_int(raw: str, minimum: int = 0) -> int:
     text = raw.strip()
-    if not re.fullmatch(r"[+-]?\d+", text):
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):
         raise ValueError(f"{text!r} is not a whole number")
     value = int(text)
     if value < minimum:
@@ -176,7 +177,12 @@ def parse_time(raw: str) -> datetime:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(
+            f"{raw.strip()!r} is out of range once converted to UTC; write a real date"
+        ) from None
 
 
 def format_time(moment: datetime) -> str:

@@ -1,0 +1,100 @@
+"""``memento status`` and ``memento next``: where the plan stands and what runs next."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from memento_gh import files
+from memento_gh.commands.validate import check_plan_text, read_working_tree
+from memento_gh.errors import UserError
+from memento_gh.layout import Layout, display
+from memento_gh.output import paint, wants_color
+from memento_gh.plan.model import ERROR
+from memento_gh.plan.progress import summary
+
+BAR_WIDTH = 20
+
+
+def run(args: argparse.Namespace, layout: Layout) -> int:
+    if not _exists(layout.plan):
+        raise UserError(
+            f"{display(layout.plan)}: no plan here; run `memento init` to create one, "
+            "or pass -C/--plan-dir to point at it"
+        )
+    plan, problems = check_plan_text(
+        files.read_text(layout.plan), read_working_tree(layout.project_map)
+    )
+    errors = sum(1 for problem in problems if problem.severity == ERROR)
+    data = summary(plan, display(layout.plan), errors)
+    if args.command == "next":
+        data = data["next"]
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    elif args.command == "next":
+        print(data["message"] if data["task"] else f"nothing to run: {data['message']}")
+    else:
+        print(render_status(data, wants_color(sys.stdout)))
+    return 0
+
+
+def _exists(path: Path) -> bool:
+    """Like ``Path.exists``, but a path the system cannot even look up (a name too long for
+    the file system) does not exist either, instead of raising."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def render_status(data: dict[str, Any], color: bool) -> str:
+    done = data["completed"] + data["skipped"]
+    total = data["total"]
+    lines = [
+        paint(data["title"] or data["plan"], "bold", color),
+        f"mode {data['mode']} · {done}/{total} done ({_percent(done, total)}) · "
+        f"{data['blocked']} blocked · {data['running']} running · {data['ticks']} ticks",
+    ]
+    errors = data["errors"]
+    if errors:
+        noun = "error" if errors == 1 else "errors"
+        lines.append(paint(f"the plan has {errors} {noun}; run `memento validate`", "error", color))
+    lines.append("")
+    for phase in data["phases"]:
+        bar = _bar(phase["done"], phase["total"])
+        lines.append(
+            f"{phase['name']}: {phase['title']}  {bar} {phase['done']}/{phase['total']}"
+            + (f"  ({phase['blocked']} blocked)" if phase["blocked"] else "")
+        )
+    lines += _task_group(data, "blocked", "Blocked", color)
+    lines += _task_group(data, "running", "Running", color)
+    nxt = data["next"]
+    lines += ["", f"Next: {nxt['message'] if nxt['task'] else 'nothing — ' + nxt['message']}"]
+    return "\n".join(lines)
+
+
+def _task_group(data: dict[str, Any], status: str, title: str, color: bool) -> list[str]:
+    tasks = [task for task in data["tasks"] if task["status"] == status]
+    if not tasks:
+        return []
+    lines = ["", paint(f"{title}:", "warning" if status == "blocked" else "bold", color)]
+    for task in tasks:
+        if status == "blocked":
+            extra = f"retries {task['retries']}/{data['max_retries']}"
+        else:
+            claim = task["claimed"] or {}
+            extra = f"claimed {claim.get('at', '?')} by {claim.get('worker', '?')}"
+        lines.append(f"  {task['id']} ({extra}) {task['description']}")
+    return lines
+
+
+def _bar(done: int, total: int) -> str:
+    filled = round(BAR_WIDTH * done / total) if total else 0
+    return "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+def _percent(done: int, total: int) -> str:
+    return f"{round(100 * done / total)}%" if total else "0%"

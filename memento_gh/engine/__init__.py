@@ -1,0 +1,1 @@
+"""The tick engine: pure scheduling, guards and prompt building, plus the process adapters."""
