@@ -1,0 +1,347 @@
+"""``memento init``: scaffold the plan files, worker prompt, workflow and hook config.
+
+The texts come from ``memento_gh/templates`` (named without leading dots, which package
+globbing would skip) with ``@NAME@``-style placeholders: a marker that cannot clash with
+the ``{}`` and ``${{ }}`` the templates themselves contain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+from collections.abc import Mapping
+from datetime import date
+from importlib import resources
+from pathlib import Path, PurePosixPath
+
+from memento_gh import __version__, files
+from memento_gh.errors import UserError
+from memento_gh.layout import (
+    MAP_NAME,
+    NOTES_NAME,
+    PLAN_NAME,
+    STATE_NAME,
+    STATUS_NAME,
+    Layout,
+    display,
+)
+from memento_gh.plan.meta import META_KEYS
+from memento_gh.plan.scanner import parse
+from memento_gh.plan.validate import counted
+
+ACTION_REF = "memento-gh/memento-gh@v1"
+HOOKS_REPO = "https://github.com/memento-gh/memento-gh"
+HOOKS_REV = f"v{__version__}"
+
+HELLO = "docs/HELLO.md"  # what the example tasks write
+WORKFLOW = ".github/workflows/memento.yml"
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+GITIGNORE = ".gitignore"
+GITIGNORE_LINES = ("logs/", ".memento.lock", ".memento_alert")
+LOGS = "logs"
+
+#: Every Meta key with the value a new plan starts with, in the order the plan lists them.
+#: ``created``/``last_architect_edit`` get the day of ``init``, the counters the template's.
+META_DEFAULTS: Mapping[str, str] = {
+    "created": "",
+    "last_architect_edit": "",
+    "tick_mode": "auto",
+    "max_retries": "3",
+    "max_tasks_per_tick": "1",
+    "max_diff_lines": "200",
+    "stale_lock_timeout": "15min",
+    "circuit_breaker_threshold": "5",
+    "clean_strategy": "git-clean",
+    "clean_ignore": ".memento_cleanignore",
+    "status_max_entries": "50",
+    "status_archive_dir": "logs/status_archive/",
+    "total_ticks": "0",
+    "total_tasks": "0",
+    "completed_tasks": "0",
+    "consecutive_failed_ticks": "0",
+    "agent_timeout": "30min",
+    "verify_timeout": "10min",
+    "blocked_ratio_limit": "0.3",
+    "min_free_disk": "500MB",
+    "memory_stale_after": "30d",
+}
+
+_PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+
+
+# -- pure: the texts ------------------------------------------------------------------------
+
+
+def template(name: str) -> str:
+    return (resources.files("memento_gh") / "templates" / name).read_text(encoding="utf-8")
+
+
+def fill(text: str, words: Mapping[str, str]) -> str:
+    """Replace every ``@KEY@`` in one pass, so a value is never read as a placeholder."""
+
+    def word(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in words:
+            raise KeyError(f"template placeholder @{key}@ has no value")
+        return words[key]
+
+    return _PLACEHOLDER.sub(word, text)
+
+
+def plan_paths(plan_dir: str) -> dict[str, str]:
+    """The plan files' paths (POSIX, relative to the repository) as template words."""
+    docs = PurePosixPath(plan_dir)
+    return {
+        "PLAN_DIR_SLASH": f"{docs.as_posix()}/",
+        "PLAN": (docs / PLAN_NAME).as_posix(),
+        "MAP": (docs / MAP_NAME).as_posix(),
+        "STATUS": (docs / STATUS_NAME).as_posix(),
+        "NOTES": (docs / NOTES_NAME).as_posix(),
+        "STATE": (docs / STATE_NAME).as_posix(),
+        "MEMORY": f"{(docs / 'memory').as_posix()}/",
+        "HELLO": HELLO,
+    }
+
+
+def meta_section(values: Mapping[str, str]) -> str:
+    """``- key: value  <!-- what it means -->`` lines, the comments in one column."""
+    entries = [f"- {key}: {value}" for key, value in values.items()]
+    width = max(map(len, entries)) + 2
+    return "\n".join(
+        f"{entry:<{width}}<!-- {META_KEYS[key].help} -->"
+        for entry, key in zip(entries, values, strict=True)
+    )
+
+
+def plan_text(name: str, today: date, plan_dir: str) -> str:
+    words = {**plan_paths(plan_dir), "NAME": name, "META": ""}
+    raw = template(PLAN_NAME)
+    values = {
+        **META_DEFAULTS,
+        "created": today.isoformat(),
+        "last_architect_edit": today.isoformat(),
+    }
+    # The counters must agree with the example tasks, or the plan starts with warnings.
+    values.update({key: str(count) for key, count in counted(parse(fill(raw, words))).items()})
+    return fill(raw, {**words, "META": meta_section(values)})
+
+
+def plan_scaffold(name: str, today: date, plan_dir: str) -> dict[str, str]:
+    """The four plan files, by path relative to the repository."""
+    words = {**plan_paths(plan_dir), "NAME": name}
+    texts = {PLAN_NAME: plan_text(name, today, plan_dir)}
+    for file_name in (MAP_NAME, STATUS_NAME, NOTES_NAME):
+        texts[file_name] = fill(template(file_name), words)
+    return {(PurePosixPath(plan_dir) / key).as_posix(): text for key, text in texts.items()}
+
+
+def support_scaffold(plan_dir: str) -> dict[str, str]:
+    """The files outside the plan folder: worker prompt, ignore lists, workflow."""
+    words = {
+        **plan_paths(plan_dir),
+        "ACTION_REF": ACTION_REF,
+        "PLAN_DIR_YAML": json.dumps(PurePosixPath(plan_dir).as_posix()),
+    }
+    targets = {
+        ".memento/worker_prompt.md": "worker_prompt.md",
+        ".memento_ignore": "memento_ignore",
+        ".memento_cleanignore": "memento_cleanignore",
+        WORKFLOW: "memento.yml",
+    }
+    return {target: fill(template(source), words) for target, source in targets.items()}
+
+
+def pre_commit_config() -> str:
+    return fill(
+        template("pre-commit-config.yaml"), {"HOOKS_REPO": HOOKS_REPO, "HOOKS_REV": HOOKS_REV}
+    )
+
+
+def pre_commit_snippet() -> str:
+    """The ``- repo:`` entry to paste under ``repos:`` of an existing config."""
+    return pre_commit_config().split("repos:\n", 1)[1]
+
+
+def has_memento_hooks(config: str) -> bool:
+    return HOOKS_REPO in config or "id: memento-plan" in config
+
+
+def gitignore_with_ours(text: str | None) -> tuple[str, list[str]]:
+    """``.gitignore`` with our lines appended where missing, and the lines added.
+
+    The user's bytes are kept as they are; the new lines use the file's line ending.
+    """
+    old = text or ""
+    present = {_ignore_key(line) for line in old.splitlines()}
+    missing = [line for line in GITIGNORE_LINES if _ignore_key(line) not in present]
+    if not missing:
+        return old, []
+    eol = "\r\n" if "\r\n" in old else "\n"
+    lead = eol if old and not old.endswith(("\n", "\r")) else ""
+    block = eol.join(["# memento's working files", *missing]) + eol
+    return old + lead + block, missing
+
+
+def _ignore_key(line: str) -> str:
+    """``/logs/``, ``logs/`` and ``logs`` all keep ``logs/`` out of git."""
+    return line.strip().strip("/")
+
+
+def check_name(name: str) -> str:
+    cleaned = name.strip()
+    if not cleaned or not cleaned.isprintable():
+        raise UserError(f"--name {name!r}: give the project a name of one line of printable text")
+    return cleaned
+
+
+def check_plan_dir(plan_dir: str) -> str:
+    relative = PurePosixPath(plan_dir.replace("\\", "/"))
+    if relative.is_absolute() or ".." in relative.parts:
+        raise UserError(f"--plan-dir {plan_dir!r}: give a folder inside the repository, like docs")
+    return relative.as_posix()
+
+
+def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
+    docs = plan_paths(plan_dir)
+    steps = [] if in_git else ["git init"]
+    steps += [
+        f"replace the example phase in {docs['PLAN']} with your tasks, "
+        f"and describe your modules in {docs['MAP']}",
+        f"{command} validate      # prints nothing when the plan is fine",
+        f"{command} status        # progress, and what the next tick would do",
+        "pre-commit install       # check the plan files before every commit",
+        'git add -A && git commit -m "Add memento"',
+        "add the secret ANTHROPIC_API_KEY to the repository (Settings → Secrets and "
+        "variables → Actions) and push: the workflow ticks every 30 minutes; "
+        f"or run `{command} tick` here to do one tick now",
+    ]
+    return [f"  {number}. {step}" for number, step in enumerate(steps, start=1)]
+
+
+# -- the writer -----------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace, layout: Layout) -> int:
+    target = layout.root / args.path
+    plan_dir = check_plan_dir(layout.plan_dir)
+    _make_folder(target)
+    name = check_name(args.name if args.name is not None else _default_name(target))
+    scaffold = {**plan_scaffold(name, date.today(), plan_dir), **support_scaffold(plan_dir)}
+    kept = 0
+    for relative, text in scaffold.items():
+        outcome = write_file(target, relative, text, args.force)
+        kept += outcome == "kept"
+        print(f"{outcome} {relative}")
+    print(f"{_make_logs(target)} {LOGS}/")
+    print(_write_pre_commit(target))
+    print(_write_gitignore(target))
+    if kept:
+        print(f"({kept} existing file{'s' if kept > 1 else ''} kept; --force replaces them)")
+    print("\nNext steps:")
+    print("\n".join(next_steps(_command(target, plan_dir), plan_dir, _in_git(target))))
+    return 0
+
+
+def write_file(root: Path, relative: str, text: str, force: bool) -> str:
+    """Write one scaffold file unless it exists; what happened: created, kept or replaced."""
+    path = root / relative
+    if path.exists() or path.is_symlink():
+        if not force or _same_text(path, text):
+            return "kept"
+        _write(path, relative, text)
+        return "replaced"
+    _write(path, relative, text)
+    return "created"
+
+
+def _write(path: Path, relative: str, text: str) -> None:
+    try:
+        files.write_atomic(path, text)
+    except OSError as error:
+        raise UserError(
+            f"{relative}: cannot write it ({error.strerror or error}); "
+            "move whatever is in the way, or fix the folder's permissions"
+        ) from None
+
+
+def _same_text(path: Path, text: str) -> bool:
+    try:
+        return path.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False
+
+
+def _make_folder(target: Path) -> None:
+    if target.exists() and not target.is_dir():
+        raise UserError(
+            f"{display(target)} is a file; give `memento init` the folder of your repository "
+            "(or the name of a new folder to create)"
+        )
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(
+            f"{display(target)}: cannot create the folder ({error.strerror or error}); "
+            "check the path and its permissions"
+        ) from None
+
+
+def _make_logs(target: Path) -> str:
+    logs = target / LOGS
+    if logs.is_dir():
+        return "kept"
+    try:
+        logs.mkdir()
+    except OSError as error:
+        raise UserError(
+            f"{LOGS}: cannot create the folder ({error.strerror or error}); memento writes "
+            "its tick logs there, so move whatever is in the way"
+        ) from None
+    return "created"
+
+
+def _write_pre_commit(target: Path) -> str:
+    path = target / PRE_COMMIT_CONFIG
+    if not path.exists():
+        _write(path, PRE_COMMIT_CONFIG, pre_commit_config())
+        return f"created {PRE_COMMIT_CONFIG}"
+    if has_memento_hooks(files.read_text(path)):
+        return f"kept {PRE_COMMIT_CONFIG}"
+    return (
+        f"kept {PRE_COMMIT_CONFIG}; to check the plan on each commit, add this under "
+        f"its 'repos:' key:\n\n{pre_commit_snippet()}"
+    )
+
+
+def _write_gitignore(target: Path) -> str:
+    path = target / GITIGNORE
+    existed = path.exists()
+    old = files.read_text(path) if existed else None
+    new, added = gitignore_with_ours(old)
+    if not added:
+        return f"kept {GITIGNORE}"
+    _write(path, GITIGNORE, new)
+    if not existed:
+        return f"created {GITIGNORE}"
+    return f"updated {GITIGNORE} (added {', '.join(added)})"
+
+
+def _default_name(target: Path) -> str:
+    return target.resolve().name or "project"
+
+
+def _in_git(target: Path) -> bool:
+    folder = target.resolve()
+    return any((candidate / ".git").exists() for candidate in (folder, *folder.parents))
+
+
+def _command(target: Path, plan_dir: str) -> str:
+    """``memento`` as the user has to type it to reach the new plan from here."""
+    words = ["memento"]
+    if target.resolve() != Path.cwd().resolve():
+        words += ["-C", display(target)]
+    if plan_dir != "docs":
+        words += ["--plan-dir", plan_dir]
+    return shlex.join(words)
