@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-import tempfile
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -77,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--plan-dir",
-        default=os.environ.get("MEMENTO_PLAN_DIR", "docs"),
+        # An empty MEMENTO_PLAN_DIR counts as unset, as an empty NO_COLOR does.
+        default=os.environ.get("MEMENTO_PLAN_DIR") or "docs",
         metavar="DIR",
         help="folder of the plan files, relative to the repository (default: docs, "
         "or $MEMENTO_PLAN_DIR)",
@@ -104,24 +104,59 @@ def _dispatch(args: argparse.Namespace) -> int:
         from memento_gh.commands import status
 
         return status.run(args, layout)
-    build_parser().print_help()
-    return 1
+    raise AssertionError(f"the command {name!r} has a parser but no handler")
 
 
-def _crash_report(error: BaseException) -> str:
+def crash_message(error: BaseException) -> str:
+    """The two lines an unexpected exception gets, its traceback saved to a log if possible."""
+    import tempfile  # only a crash pays for these imports
+    import traceback
+
     report = Path(tempfile.gettempdir()) / "memento-crash.log"
+    summary = f"memento: internal error: {type(error).__name__}: {' '.join(str(error).split())}"
     try:
         report.write_text(
-            f"memento {__version__}\nargv: {sys.argv}\n\n{traceback.format_exc()}",
+            f"memento {__version__}\nargv: {sys.argv}\n\n"
+            + "".join(traceback.format_exception(type(error), error, error.__traceback__)),
             encoding="utf-8",
         )
     except OSError:
-        return f"{type(error).__name__}: {error}"
-    return f"{type(error).__name__}: {error} (details: {report})"
+        return f"{summary}\nThis is a bug in memento; please report it with the command you ran."
+    return (
+        f"{summary} (details: {report})\nThis is a bug in memento; please report it with that file."
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # Output is block-buffered into a pipe: flush it here, so that a reader that went
+            # away (`memento status | head -1`) shows up below and not at interpreter exit.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader has what it wanted; there is nothing to report, and nobody to report it to.
+        _discard_stdout()
+        return 1
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's own last flush cannot fail."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "command", None) is None:
+        # No command is a command-line mistake like an unknown one (argparse: exit 2), but the
+        # whole help is more use than argparse's one-line complaint.
+        parser.print_help(sys.stderr)
+        return 2
     try:
         return _dispatch(args)
     except UserError as error:
@@ -131,15 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("memento: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # The reader went away (`memento status | head`): not an error worth a message.
-        sys.stderr.close()
-        return 1
+        raise
     except Exception as error:
-        print(
-            f"memento: internal error: {_crash_report(error)}\n"
-            "This is a bug in memento; please report it with that file.",
-            file=sys.stderr,
-        )
+        print(crash_message(error), file=sys.stderr)
         return 3
 
 

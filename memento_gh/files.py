@@ -21,13 +21,24 @@ def read_text(path: Path) -> str:
         raise UserError(f"{path}: is a directory, not a file") from None
     except OSError as error:
         raise UserError(f"{path}: cannot read it ({error.strerror})") from None
+    return decode_utf8(data, path)
+
+
+class NotUtf8(UserError):
+    """A file whose bytes are not UTF-8; ``line`` is where the first bad byte is."""
+
+    def __init__(self, path: Path, line: int, offset: int) -> None:
+        self.line = line
+        self.reason = f"the file is not valid UTF-8 (byte {offset}); save it as UTF-8"
+        super().__init__(f"{path}:{line}: {self.reason}")
+
+
+def decode_utf8(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: the file is not valid UTF-8 (byte {error.start}); save it as UTF-8"
-        ) from None
+        raise NotUtf8(path, line, error.start) from None
 
 
 def write_atomic(path: Path, text: str) -> None:

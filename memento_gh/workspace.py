@@ -7,6 +7,7 @@ from pathlib import Path
 import git
 
 from memento_gh.errors import UserError
+from memento_gh.files import decode_utf8
 
 
 def open_repo(root: Path) -> git.Repo:
@@ -29,10 +30,4 @@ def read_staged(root: Path, path: Path) -> str | None:
     except git.GitCommandError:
         return None
     assert isinstance(data, bytes)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: the staged file is not valid UTF-8; save it as UTF-8"
-        ) from None
+    return decode_utf8(data, path)

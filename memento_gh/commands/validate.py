@@ -21,6 +21,8 @@ from memento_gh.plan.validate import counted, validate_plan
 
 Reader = Callable[[Path], "str | None"]
 KINDS = {PLAN_NAME: "plan", MAP_NAME: "map", NOTES_NAME: "notes"}
+MISSING = "no such file; run `memento init` to create it"
+NOT_STAGED = "not in git's index; `git add` it, or check the working tree without --index"
 
 
 def read_working_tree(path: Path) -> str | None:
@@ -36,22 +38,34 @@ def check_plan_text(text: str, map_text: str | None) -> tuple[Plan, list[Problem
     return plan, sorted(problems, key=lambda problem: problem.line)
 
 
-def check_file(path: Path, read: Reader) -> list[Problem]:
+def check_file(path: Path, read: Reader, missing: str = MISSING) -> list[Problem]:
     """Problems of one file, with ``path`` attached; its siblings inform cross-file rules."""
     kind = KINDS.get(path.name)
     if kind is None:
         names = ", ".join(KINDS)
         raise UserError(f"{display(path)}: memento does not know this file; it checks {names}")
-    text = read(path)
+    try:
+        text = read(path)
+    except files.NotUtf8 as error:
+        return [Problem(error.line, ERROR, error.reason, display(path))]
     if text is None:
-        return [Problem(0, ERROR, "no such file; run `memento init` to create it", display(path))]
+        return [Problem(0, ERROR, missing, display(path))]
     if kind == "plan":
-        _, problems = check_plan_text(text, read(path.with_name(MAP_NAME)))
+        _, problems = check_plan_text(text, _read_sibling(read, path.with_name(MAP_NAME)))
     elif kind == "map":
         problems = list(parse_project_map(text).problems)
     else:
-        problems = _note_problems(text, read(path.with_name(PLAN_NAME)))
+        problems = _note_problems(text, _read_sibling(read, path.with_name(PLAN_NAME)))
     return [problem.at(display(path)) for problem in problems]
+
+
+def _read_sibling(read: Reader, path: Path) -> str | None:
+    """A file consulted for a cross-file rule; one that cannot be decoded is left out
+    (its own check reports it)."""
+    try:
+        return read(path)
+    except files.NotUtf8:
+        return None
 
 
 def _note_problems(text: str, plan_text: str | None) -> list[Problem]:
@@ -65,7 +79,8 @@ def _note_problems(text: str, plan_text: str | None) -> list[Problem]:
                     Problem(
                         note.line + 1,
                         WARNING,
-                        f"this note is for {note.target}, which is not a task in {PLAN_NAME}",
+                        f"this note is for {note.target}, which is not a task in {PLAN_NAME}; "
+                        "correct its target or move it under '## Archive'",
                     )
                 )
     return problems
@@ -111,7 +126,8 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
             if path.name == PLAN_NAME and path.exists():
                 for line in fix_counters(path):
                     print(line)
-    problems = [problem for path in paths for problem in check_file(path, read)]
+    missing = NOT_STAGED if args.index else MISSING
+    problems = [problem for path in paths for problem in check_file(path, read, missing)]
     return report(problems)
 
 

@@ -16,6 +16,8 @@ _HEADER = re.compile(
     r"[ \t]+(?:→|->)[ \t]+(?P<target>\S+)[ \t]*$"
 )
 _LOOKS_LIKE_HEADER = re.compile(r"#{1,6}[ \t]*\[NOTE", re.IGNORECASE)
+_SECTION_HEADING = re.compile(r"#{1,2}(?:[ \t]|$)")
+_THEMATIC_BREAK = re.compile(r"([-*_])(?:[ \t]*\1){2,}")
 HEADER_FORMAT = "'### [NOTE] 2025-01-15T15:00:00Z → T-201' (or → global)"
 
 
@@ -59,7 +61,7 @@ def parse_notes(text: str) -> Notes:
                     read=bool(match.group("read")),
                     time=match.group("time"),
                     target=match.group("target"),
-                    body="\n".join(body).strip("\n"),
+                    body=_body_text(body),
                     archived=end_archived,
                 )
             )
@@ -76,10 +78,15 @@ def parse_notes(text: str) -> Notes:
             continue
         match = _HEADER.match(stripped)
         if match is None:
-            if _LOOKS_LIKE_HEADER.match(stripped):
+            broken = _LOOKS_LIKE_HEADER.match(stripped) is not None
+            if broken:
                 problems.append(
                     Problem(number + 1, ERROR, f"malformed note header; write {HEADER_FORMAT}")
                 )
+            if broken or _SECTION_HEADING.match(stripped):
+                # The previous note ends here: a broken header's text is not its text.
+                close(archived)
+                open_header, body = None, []
             elif open_header is not None:
                 body.append(line)
             continue
@@ -90,6 +97,14 @@ def parse_notes(text: str) -> Notes:
         open_header, body = (number, match), []
     close(archived)
     return Notes(tuple(notes), tuple(problems))
+
+
+def _body_text(lines: list[str]) -> str:
+    """A note's text, without the blank lines and the ``---`` that close the list of notes."""
+    end = len(lines)
+    while end and (not lines[end - 1].strip() or _THEMATIC_BREAK.fullmatch(lines[end - 1].strip())):
+        end -= 1
+    return "\n".join(lines[:end]).strip("\n")
 
 
 def _header_problem(match: re.Match[str]) -> str | None:

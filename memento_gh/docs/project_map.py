@@ -35,14 +35,15 @@ def parse_project_map(text: str) -> ProjectMap:
         stripped = line.lstrip(" \t")
         if code.step(number, stripped) != NORMAL:
             continue
-        heading = _HEADING.match(stripped)
-        if heading is None:
-            continue
         match = _MODULE_HEADING.match(stripped)
         if match is None and _MODULE_LIKE.match(stripped):
+            # Also '###[MODULE:x]', which Markdown does not read as a heading at all.
             problems.append(
                 Problem(number + 1, ERROR, "malformed module heading; write '### [MODULE:name]'")
             )
+        heading = _HEADING.match(stripped)
+        if heading is None:
+            continue
         heads.append((number, len(heading.group(1)), match.group("name") if match else ""))
     for position, (number, level, name) in enumerate(heads):
         if not name:
@@ -62,4 +63,4 @@ def parse_project_map(text: str) -> ProjectMap:
             )
             continue
         modules[name] = Module(name, number, "\n".join(lines[number:end]).rstrip())
-    return ProjectMap(modules, tuple(problems))
+    return ProjectMap(modules, tuple(sorted(problems, key=lambda problem: problem.line)))

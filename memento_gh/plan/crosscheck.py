@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from memento_gh.markdown import CodeTracker
 from memento_gh.plan.model import ERROR, Plan, Problem
 
 _BOX = re.compile(r"\[.\](?:[ \t]|$)")
@@ -29,24 +30,19 @@ def crosscheck(plan: Plan) -> list[Problem]:
 
 
 def _check_chunk(plan: Plan, start: int, end: int) -> list[Problem]:
-    import mistune  # deferred: only plans with unusual Markdown pay for the import
-
-    source = "\n".join(plan.lines[start:end]) + "\n\n" + _SENTINEL + "\n"
-    markdown = mistune.create_markdown(renderer=None)
-    state = markdown.block.state_cls()
-    state.process(source)
-    markdown.block.parse(state)
-    theirs = list(_box_items(state.tokens))
-    if not theirs or theirs[-1] != _SENTINEL[2:]:
+    theirs = _read_boxes(plan, start, end)
+    if theirs and theirs[-1] == _SENTINEL[2:]:
+        theirs.pop()
+    elif not _ends_open(plan, start, end):
         return [
             Problem(
-                start + 1,
+                _open_block_line(plan, start, end) + 1,
                 ERROR,
-                "Markdown reads a block in this section (a code fence, HTML or a quote) as "
-                "still open at its end, so its tasks are not what memento reads; close the block",
+                "Markdown reads the block that starts here (HTML such as <pre> or <script>, "
+                "or a code fence) as still open at the end of its section, so the tasks after "
+                "it are not what memento reads; close the block",
             )
         ]
-    theirs.pop()
     ours = [
         (number, _box_text(plan.lines[number]))
         for number in plan.checkbox_lines
@@ -54,22 +50,68 @@ def _check_chunk(plan: Plan, start: int, end: int) -> list[Problem]:
     ]
     for position, (number, text) in enumerate(ours):
         if position >= len(theirs) or theirs[position] != text:
-            return [_disagreement(number, "memento reads this line as a checklist item")]
+            return [
+                _disagreement(
+                    number,
+                    "memento reads this line as a checklist item but a Markdown renderer does not",
+                )
+            ]
     if len(theirs) > len(ours):
         extra = theirs[len(ours)]
         number = _find_line(plan, start, end, extra)
-        return [_disagreement(number, f"Markdown reads {extra!r} here as a checklist item")]
+        return [
+            _disagreement(
+                number,
+                f"a Markdown renderer reads {extra!r} here as a checklist item but memento "
+                "does not",
+            )
+        ]
     return []
+
+
+def _read_boxes(plan: Plan, start: int, end: int) -> list[str]:
+    """The checklist items mistune reads in lines ``[start, end)`` followed by the sentinel."""
+    import mistune  # deferred: only plans with unusual Markdown pay for the import
+
+    source = "\n".join(plan.lines[start:end]) + "\n\n" + _SENTINEL + "\n"
+    markdown = mistune.create_markdown(renderer=None)
+    state = markdown.block.state_cls()
+    state.process(source)
+    markdown.block.parse(state)
+    return list(_box_items(state.tokens))
+
+
+def _open_block_line(plan: Plan, start: int, end: int) -> int:
+    """The line whose block swallows the sentinel: the shortest part of the section that
+    loses it ends there (found by halving, a few readings even for a long section)."""
+    keeps, loses = start, end
+    while loses - keeps > 1:
+        middle = (keeps + loses) // 2
+        boxes = _read_boxes(plan, start, middle)
+        if boxes and boxes[-1] == _SENTINEL[2:]:
+            keeps = middle
+        else:
+            loses = middle
+    return loses - 1
 
 
 def _disagreement(number: int, what: str) -> Problem:
     return Problem(
         number + 1,
         ERROR,
-        f"{what} but a Markdown renderer does not agree (check the indentation, the list "
-        "marker and any open code block or HTML above); write tasks as "
+        f"{what} (check the indentation, the list marker and any open code block or "
+        "HTML above); write tasks as "
         "'- [ ] `T-101` [MODULE:name] description' at the start of a line",
     )
+
+
+def _ends_open(plan: Plan, start: int, end: int) -> bool:
+    """Whether the scanner, too, reads the section as ending inside a code block or
+    comment: it reports that block itself, and then both readings lose the sentinel."""
+    code = CodeTracker()
+    for number in range(start, end):
+        code.step(number, plan.lines[number].lstrip(" \t"))
+    return code.open
 
 
 def _box_items(tokens: list[dict[str, Any]]) -> Iterator[str]:

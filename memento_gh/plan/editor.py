@@ -110,7 +110,7 @@ def set_field(plan: Plan, task_id: str, key: str, value: str) -> Edit:
     task = require_task(plan, task_id)
     found = task.fields.get(key)
     if found is not None:
-        return Splice(found.line, found.start, found.end, value)
+        return _value_splice(plan, found.line, found.start, found.end, value)
     return InsertLine(task.end, f"{_field_prefix(plan, task)}{key}: {value}")
 
 
@@ -127,7 +127,7 @@ def set_meta(plan: Plan, key: str, value: str) -> Edit:
     _refuse_newlines(value)
     entry = plan.meta.get(key)
     if entry is not None:
-        return Splice(entry.line, entry.start, entry.end, value)
+        return _value_splice(plan, entry.line, entry.start, entry.end, value)
     if plan.meta_line is None:
         raise UserError("the plan has no '## Meta' section; add one (see `memento init`)")
     last = max((found.line for found in plan.meta.values()), default=None)
@@ -136,6 +136,18 @@ def set_meta(plan: Plan, key: str, value: str) -> Edit:
     prefix = plan.lines[last][: plan.meta[_key_at(plan, last)].start]
     bullet = prefix[: len(prefix) - len(prefix.lstrip(" \t-*+"))]
     return InsertLine(last, f"{bullet or '- '}{key}: {value}")
+
+
+def _value_splice(plan: Plan, line: int, start: int, end: int, value: str) -> Splice:
+    """Replace a value; filling an empty one (``- retries:``) adds the space that keeps
+    ``key: value`` readable, and one before a comment that follows it."""
+    text = plan.lines[line]
+    if start == end:
+        if not text[:start].endswith((" ", "\t")):
+            value = " " + value
+        if text[end:].startswith("<!--"):
+            value += " "
+    return Splice(line, start, end, value)
 
 
 def _key_at(plan: Plan, line: int) -> str:

@@ -235,7 +235,7 @@ class _Scanner:
         level = len(stripped) - len(stripped.lstrip("#"))
         if level > 6 or (len(stripped) > level and stripped[level] not in " \t"):
             return False
-        text = stripped[level:].strip(" \t").rstrip("#").rstrip(" \t")
+        text = _heading_text(stripped[level:])
         if indent:
             self.chunk_unusual = True
         else:
@@ -409,7 +409,8 @@ class _Scanner:
             self._problem(
                 number,
                 ERROR,
-                f"unknown status marker [{content[1]}]; use [ ] pending, "
+                # quoted: the marker may be a control character that would split the line
+                f"unknown status marker {content[:3]!r}; use [ ] pending, "
                 "[x] done, [!] blocked, [~] running or [-] skipped",
             )
             return
@@ -520,6 +521,16 @@ class _Scanner:
 
     def _problem(self, number: int, severity: str, message: str) -> None:
         self.problems.append(Problem(number + 1, severity, message))
+
+
+def _heading_text(rest: str) -> str:
+    """A heading's text without its optional closing ``#`` run: only a run that follows a
+    space or tab (or stands alone) closes the heading, so ``## Port to C#`` keeps its ``#``."""
+    text = rest.strip(" \t")
+    before_run = text.rstrip("#")
+    if not before_run or before_run[-1] in " \t":
+        return before_run.rstrip(" \t")
+    return text
 
 
 def _is_thematic_break(stripped: str) -> bool:

@@ -231,9 +231,7 @@ def _cycle_problems(plan: Plan) -> Iterator[Problem]:
         edges = graph.setdefault(task.id, [])
         # A task naming itself is reported as "depends on itself", not as a cycle.
         edges.extend(
-            needed
-            for needed in task.depends
-            if needed != task.id and plan.task(needed) is not None
+            needed for needed in task.depends if needed != task.id and plan.task(needed) is not None
         )
         edges.extend(first[n].name for n in phase.depends or () if n in first)
     for cycle in _find_cycles(graph):
@@ -338,6 +336,6 @@ def counter_problems(plan: Plan) -> Iterator[Problem]:
         yield Problem(
             entry.line + 1,
             WARNING,
-            f"{key} says {entry.value.strip()} but the plan has {truth[key]}; "
+            f"{key} says {entry.value.strip()!r} but the plan has {truth[key]}; "
             "`memento validate --fix` rewrites it",
         )
