@@ -59,6 +59,74 @@ def _add_status(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         parser.set_defaults(command=name)
 
 
+def _add_tick(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "tick",
+        help="run one tick: pick a task, run the agent, guard, verify, commit or roll back",
+        description="Run one tick on this repository. The agent only edits files; memento "
+        "checks the change, runs the task's verify command and commits or rolls back.",
+    )
+    parser.add_argument(
+        "--agent",
+        default=os.environ.get("MEMENTO_AGENT") or None,
+        help="claude, codex, aider, gemini, openclaw or command (default: $MEMENTO_AGENT, "
+        "else command when --agent-cmd is set)",
+    )
+    parser.add_argument(
+        "--agent-cmd",
+        default=os.environ.get("MEMENTO_AGENT_CMD") or None,
+        metavar="TEMPLATE",
+        help="the agent's command line, with {prompt_file}, {task_id} and {repo} "
+        "(default: $MEMENTO_AGENT_CMD)",
+    )
+    parser.add_argument("--worker-id", help="name of this worker (default: hostname-pid)")
+    parser.add_argument(
+        "--max-tasks", type=int, metavar="N", help="tasks this tick may run (default: Meta)"
+    )
+    parser.set_defaults(command="tick")
+
+
+CONTROL_ACTIONS = ("pause", "resume", "stop", "retry", "skip", "note")
+
+
+def _add_controls(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for action, summary in (
+        ("pause", "set tick_mode: paused (ticks do nothing until resume)"),
+        ("resume", "set tick_mode: auto (and clear the failed-tick count)"),
+        ("stop", "set tick_mode: stopped"),
+    ):
+        parser = commands.add_parser(action, help=summary, description=summary + ".")
+        _add_wait(parser, action)
+    retry = commands.add_parser(
+        "retry", help="give a task its retries back ([!] -> [ ], retries: 0)"
+    )
+    retry.add_argument("task", help="the task ID, e.g. T-201")
+    _add_wait(retry, "retry")
+    skip = commands.add_parser("skip", help="mark a task [-] so the plan moves on without it")
+    skip.add_argument("task", help="the task ID, e.g. T-201")
+    skip.add_argument("--why", default="", help="the reason, kept in the status log")
+    _add_wait(skip, "skip")
+    note = commands.add_parser(
+        "note", help="leave a note for the worker in HUMAN_NOTES.md (a task, or global)"
+    )
+    target = note.add_mutually_exclusive_group(required=True)
+    target.add_argument("--task", help="the task the note is for")
+    target.add_argument("--global", dest="for_all", action="store_true", help="for every task")
+    note.add_argument("text", help="the note (Markdown)")
+    _add_wait(note, "note")
+
+
+def _add_wait(parser: argparse.ArgumentParser, action: str) -> None:
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for a running tick to release the lock (default: 30)",
+    )
+    parser.set_defaults(command=action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memento",
@@ -86,25 +154,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_init(commands)
     _add_validate(commands)
     _add_status(commands)
+    _add_tick(commands)
+    _add_controls(commands)
     return parser
 
 
+#: Each command's module, imported only when that command runs (quick start for the others).
+HANDLERS = {
+    "init": "memento_gh.commands.init",
+    "validate": "memento_gh.commands.validate",
+    "status": "memento_gh.commands.status",
+    "next": "memento_gh.commands.status",
+    "tick": "memento_gh.commands.tick",
+    **dict.fromkeys(CONTROL_ACTIONS, "memento_gh.commands.control"),
+}
+
+
 def _dispatch(args: argparse.Namespace) -> int:
+    import importlib
+
     layout = Layout(args.directory, args.plan_dir)
     name = getattr(args, "command", None)
-    if name == "init":
-        from memento_gh.commands import init
-
-        return init.run(args, layout)
-    if name == "validate":
-        from memento_gh.commands import validate
-
-        return validate.run(args, layout)
-    if name in ("status", "next"):
-        from memento_gh.commands import status
-
-        return status.run(args, layout)
-    raise AssertionError(f"the command {name!r} has a parser but no handler")
+    if name not in HANDLERS:
+        raise AssertionError(f"the command {name!r} has a parser but no handler")
+    handler: Command = importlib.import_module(HANDLERS[name]).run
+    return handler(args, layout)
 
 
 def crash_message(error: BaseException) -> str:

@@ -39,7 +39,8 @@ HELLO = "docs/HELLO.md"  # what the example tasks write
 WORKFLOW = ".github/workflows/memento.yml"
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 GITIGNORE = ".gitignore"
-GITIGNORE_LINES = ("logs/", ".memento.lock", ".memento_alert")
+# .aider* : aider's caches, which would otherwise count as the agent's change.
+GITIGNORE_LINES = ("logs/", ".memento.lock", ".memento_alert", ".aider*")
 LOGS = "logs"
 
 #: Every Meta key with the value a new plan starts with, in the order the plan lists them.

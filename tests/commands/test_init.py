@@ -39,7 +39,7 @@ SCAFFOLD = (
     ".pre-commit-config.yaml",
     ".gitignore",
 )
-OUR_IGNORES = ("logs/", ".memento.lock", ".memento_alert")
+OUR_IGNORES = ("logs/", ".memento.lock", ".memento_alert", ".aider*")
 
 
 def init(
@@ -321,13 +321,13 @@ def test_gitignore_keeps_user_lines_and_crlf_and_gains_ours_once(tmp_path: Path)
     lines = after_first.decode().split("\r\n")
     for line in OUR_IGNORES:
         assert lines.count(line) == 1
-    assert "updated .gitignore (added logs/, .memento.lock, .memento_alert)" in first.stdout
+    assert "updated .gitignore (added logs/, .memento.lock, .memento_alert, .aider*)" in first.stdout
 
 
 def test_gitignore_lines_the_user_wrote_differently_are_not_repeated() -> None:
     text, added = gitignore_with_ours("/logs\n.memento.lock\n")
-    assert added == [".memento_alert"]
-    assert text == "/logs\n.memento.lock\n# memento's working files\n.memento_alert\n"
+    assert added == [".memento_alert", ".aider*"]
+    assert text == "/logs\n.memento.lock\n# memento's working files\n.memento_alert\n.aider*\n"
     assert gitignore_with_ours(text) == (text, [])
     assert gitignore_with_ours(None)[0].splitlines()[1:] == list(OUR_IGNORES)
 

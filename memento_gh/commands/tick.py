@@ -1,0 +1,38 @@
+"""``memento tick``: one guarded, verified, committed tick."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from types import FrameType
+
+from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.errors import UserError
+from memento_gh.layout import Layout, display
+
+
+def run(args: argparse.Namespace, layout: Layout) -> int:
+    if not layout.plan.exists():
+        raise UserError(f"{display(layout.plan)}: no plan here; run `memento init` first")
+    agent = args.agent or ("command" if args.agent_cmd else None)
+    if agent is None:
+        raise UserError(
+            "no agent chosen; pass --agent claude|codex|aider|gemini|openclaw, or "
+            "--agent-cmd 'your-agent {prompt_file}' (or set MEMENTO_AGENT / MEMENTO_AGENT_CMD)"
+        )
+    config = TickConfig(
+        agent=agent,
+        agent_cmd=args.agent_cmd,
+        worker_id=args.worker_id or "",
+        max_tasks=args.max_tasks,
+    )
+    # A cancelled CI job or `kill` sends SIGTERM: unwind like Ctrl-C, so the agent's process
+    # group is killed and the next tick finds the running-marker and recovers.
+    signal.signal(signal.SIGTERM, _interrupt)
+    result = run_tick(layout, config)
+    print(f"tick: {result.status} — {result.message}")
+    return 0
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt

@@ -1,0 +1,161 @@
+"""Controls: pause, resume, stop, retry, skip and note — how people steer the plan.
+
+The CLI uses them now; the GitHub side and the dashboard use the same ``apply_control``.
+Each is a surgical edit of the plan or the notes, made under the repository lock (a tick
+rewrites the plan as it works, so a control waits for it to end), and committed when the
+file it changed had no other uncommitted changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import NamedTuple
+
+from memento_gh import files
+from memento_gh.docs import notes as notes_doc
+from memento_gh.docs import status_log
+from memento_gh.errors import UserError
+from memento_gh.layout import Layout
+from memento_gh.plan import editor
+from memento_gh.plan.model import DONE, PENDING, RUNNING, SKIPPED, Plan
+from memento_gh.plan.scanner import parse
+from memento_gh.workspace import Workspace
+
+MODES = {"pause": "paused", "resume": "auto", "stop": "stopped"}
+ACTIONS = (*MODES, "retry", "skip", "note")
+NOTES_HEADER = "# HUMAN NOTES\n\n## Active Notes\n\n---\n\n## Archive\n"
+STATUS_HEADER = "# TICK STATUS LOG\n"
+
+
+class Control(NamedTuple):
+    action: str  # one of ACTIONS
+    task: str | None = None  # the task for retry / skip / note (None: a global note)
+    text: str = ""  # the note, or why a task is skipped
+    source: str | None = None  # where it came from (a comment URL), for notes
+
+
+def plan_edits(plan: Plan, control: Control) -> list[editor.Edit]:
+    """The plan edits of a control, or UserError when it makes no sense in this state."""
+    if control.action in MODES:
+        mode = MODES[control.action]
+        if plan.settings.tick_mode == mode:
+            return []
+        edits = [editor.set_meta(plan, "tick_mode", mode)]
+        if control.action == "resume":
+            # Resuming after the circuit breaker must not trip it again on the next tick.
+            edits.append(editor.set_meta(plan, "consecutive_failed_ticks", "0"))
+        return edits
+    task = editor.require_task(plan, control.task or "")
+    if control.action == "retry":
+        if task.marker in (DONE, RUNNING):
+            state = "done" if task.marker == DONE else "running"
+            raise UserError(
+                f"{task.id} is {state}; only a pending, blocked or skipped task can be retried"
+            )
+        return [
+            editor.set_status(plan, task.id, PENDING),
+            editor.set_field(plan, task.id, "retries", "0"),
+        ]
+    if control.action == "skip":
+        if task.marker in (DONE, RUNNING, SKIPPED):
+            state = {DONE: "done", RUNNING: "running", SKIPPED: "already skipped"}[task.marker]
+            raise UserError(f"{task.id} is {state}; only a pending or blocked task can be skipped")
+        return [editor.set_status(plan, task.id, SKIPPED)]
+    raise UserError(f"unknown control {control.action!r}; use one of {', '.join(ACTIONS)}")
+
+
+def describe(control: Control) -> str:
+    if control.action in MODES:
+        return f"{control.action}: tick_mode is now {MODES[control.action]}"
+    if control.action == "note":
+        return f"note for {control.task or notes_doc.GLOBAL} added"
+    why = f" — {control.text}" if control.text else ""
+    return f"{control.action} {control.task}{why}"
+
+
+def apply_control(
+    layout: Layout,
+    control: Control,
+    *,
+    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    wait: float = 30.0,
+) -> str:
+    """Apply one control under the repository lock; returns what happened, in a sentence."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(layout.lock), timeout=wait)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise UserError(
+            f"a tick holds the lock on this repository ({layout.lock}); try again when it "
+            "ends, or wait longer with --wait"
+        ) from None
+    try:
+        return _apply_locked(layout, control, clock())
+    finally:
+        lock.release()
+
+
+def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
+    workspace = _workspace(layout)
+    dirty_before = {change.path for change in workspace.changes()} if workspace else set()
+    if control.action == "note":
+        changed = _add_note(layout, control, now)
+    else:
+        changed = _edit_plan(layout, control, now)
+    if not changed:
+        return f"nothing to change: {describe(control)}"
+    if workspace is None:
+        return describe(control) + " (not a git repository: not committed)"
+    relative = [path.resolve().relative_to(workspace.root.resolve()).as_posix() for path in changed]
+    if dirty_before.intersection(relative):
+        return describe(control) + " (not committed: the file had other uncommitted changes)"
+    subject = f"memento: {control.action}" + (f" {control.task}" if control.task else "")
+    sha = workspace.commit(f"{subject}\n\nMemento-Control: {control.action}\n", relative)
+    return describe(control) + f" (committed {sha[:7]})"
+
+
+def _workspace(layout: Layout) -> Workspace | None:
+    try:
+        return Workspace(layout.root)
+    except UserError:
+        return None
+
+
+def _edit_plan(layout: Layout, control: Control, now: datetime) -> list[Path]:
+    plan = parse(files.read_text(layout.plan))
+    edits = plan_edits(plan, control)
+    if not edits:
+        return []
+    files.write_atomic(layout.plan, editor.apply(plan, edits))
+    changed = [layout.plan]
+    if control.action == "skip":
+        # The reason has no place in the plan's grammar; the status log keeps it.
+        status = files.read_text(layout.status) if layout.status.exists() else STATUS_HEADER
+        why = f" — {control.text}" if control.text else ""
+        event = status_log.render_event(now, f"Control: {control.task} skipped{why}")
+        files.write_atomic(layout.status, status_log.append(status, event))
+        changed.append(layout.status)
+    return changed
+
+
+def _add_note(layout: Layout, control: Control, now: datetime) -> list[Path]:
+    if not control.text.strip():
+        raise UserError("the note is empty; write what the worker should know")
+    target = control.task or notes_doc.GLOBAL
+    if target != notes_doc.GLOBAL:
+        editor.require_task(parse(files.read_text(layout.plan)), target)
+    text = files.read_text(layout.notes) if layout.notes.exists() else NOTES_HEADER
+    if control.source and notes_doc.has_source(text, control.source):
+        return []
+    try:
+        updated = notes_doc.add_note(
+            text, target=target, body=control.text, time=now, source=control.source
+        )
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    files.write_atomic(layout.notes, updated)
+    return [layout.notes]

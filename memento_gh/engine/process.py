@@ -1,0 +1,269 @@
+"""Run one command in its own process group and make sure nothing of it survives.
+
+The command gets a new session (so a new process group whose id is its pid), its stdin from a
+file or /dev/null (never a terminal it could wait on), and one pipe for stdout and stderr. The
+output is streamed to a log file as it arrives and its tail is kept in memory. When the command
+exits, times out, or the caller is interrupted, whatever is left of its group (background jobs,
+double-forked daemons that stayed in the group) gets SIGTERM, a grace period, then SIGKILL.
+
+A process that leaves the group on purpose (``setsid``) is out of reach of a group kill; on
+Linux only a cgroup could catch it, which a tick does not need.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack, suppress
+from pathlib import Path
+from typing import IO, NamedTuple
+
+from memento_gh.errors import UserError
+
+DEFAULT_GRACE = 5.0
+DEFAULT_KEEP = 1 << 20
+KEEP_HEAD = 64 << 10
+_POLL = 0.02
+_PROC = Path("/proc")
+
+
+class ProcessResult(NamedTuple):
+    """How a command ended.
+
+    ``exit_code`` is None when the timeout stopped it; a negative code means the command died
+    from that signal (Python's convention), which only happens when something else sent it.
+    ``output`` is stdout and stderr interleaved as written: all of it, or when it is longer
+    than ``KEEP_HEAD`` + ``keep`` bytes, its first ``KEEP_HEAD`` and last ``keep`` bytes
+    around a line saying how much was left out (the log file has everything).
+    """
+
+    exit_code: int | None
+    timed_out: bool
+    duration: float
+    output: str
+
+
+def run_in_group(
+    command: str | Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    timeout: float | None,
+    log: Path | None = None,
+    stdin: Path | None = None,
+    shell: bool = False,
+    grace: float = DEFAULT_GRACE,
+    keep: int = DEFAULT_KEEP,
+) -> ProcessResult:
+    """Run ``command`` (an argv, or a shell line when ``shell``) to the end or to ``timeout``.
+
+    ``log`` is appended to (its folders are created) and receives every byte of output.
+    Raises UserError when the program cannot be started at all (missing, not executable).
+    """
+    argv = _argv(command, shell)
+    with ExitStack() as stack:
+        log_file = _open_log(log, stack)
+        stdin_file: IO[bytes] | int = (
+            stack.enter_context(stdin.open("rb")) if stdin is not None else subprocess.DEVNULL
+        )
+        started = time.monotonic()
+        try:
+            child = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=None if env is None else dict(env),
+                stdin=stdin_file,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            if error.filename is not None and str(error.filename) == str(cwd):
+                raise UserError(f"cannot run {argv[0]!r} in {cwd}: {error.strerror}") from error
+            raise UserError(
+                f"cannot start {argv[0]!r}: {error.strerror}; is it installed and on PATH?"
+            ) from error
+        assert child.stdout is not None
+        stack.callback(child.stdout.close)
+        collector = _Collector(child.stdout.fileno(), log_file, keep)
+        collector.start()
+        exited = False
+        try:
+            exited = _wait_for_exit(child, started, timeout)
+            duration = time.monotonic() - started
+        finally:
+            # Runs on success, timeout and KeyboardInterrupt alike: the group must not outlive us.
+            _stop_group(child.pid, grace)
+            if child.poll() is None:  # it left its own group; it is still our child
+                child.kill()
+            child.wait()
+            collector.finish(drain=min(grace, 1.0) + 0.5)
+        return ProcessResult(
+            exit_code=child.returncode if exited else None,
+            timed_out=not exited,
+            duration=duration,
+            output=collector.text(),
+        )
+
+
+def _argv(command: str | Sequence[str], shell: bool) -> list[str]:
+    if shell:
+        if not isinstance(command, str):
+            raise TypeError("a shell command is one string")
+        return ["/bin/sh", "-c", command]
+    if isinstance(command, str):
+        raise TypeError("pass an argv list, or shell=True for a shell line")
+    if not command:
+        raise ValueError("empty command")
+    return [str(item) for item in command]
+
+
+def _open_log(log: Path | None, stack: ExitStack) -> IO[bytes] | None:
+    if log is None:
+        return None
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return stack.enter_context(log.open("ab"))
+
+
+def _wait_for_exit(child: subprocess.Popen[bytes], started: float, timeout: float | None) -> bool:
+    """True when the child exited, False when ``timeout`` passed first.
+
+    The child is left unreaped (a zombie) so that its pid, which is also the group id,
+    cannot be reused before the group is cleaned up.
+    """
+    deadline = None if timeout is None else started + timeout
+    delay = _POLL
+    while not _has_exited(child):
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            return False
+        pause = delay if deadline is None else min(delay, deadline - now)
+        time.sleep(pause)
+        delay = min(delay * 1.5, 0.1)
+    return True
+
+
+def _has_exited(child: subprocess.Popen[bytes]) -> bool:
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:  # macOS before Python 3.13: reap, accept the tiny pid-reuse window
+        return child.poll() is not None
+    flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+    try:
+        return waitid(os.P_PID, child.pid, flags) is not None
+    except ChildProcessError:  # already reaped
+        return True
+
+
+def _stop_group(pgid: int, grace: float) -> None:
+    """SIGTERM every live member of the group, wait up to ``grace``, then SIGKILL the rest."""
+    if not _group_alive(pgid):
+        return
+    try:
+        _signal_group(pgid, signal.SIGTERM)
+        _signal_group(pgid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+        deadline = time.monotonic() + grace
+        while _group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(_POLL)
+    finally:
+        # Also reached when a second Ctrl-C interrupts the grace period.
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process other than a zombie is still in the group."""
+    if not _PROC.joinpath("self", "stat").exists():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return any(_in_group(entry, pgid) for entry in os.scandir(_PROC) if entry.name.isdigit())
+
+
+def _in_group(entry: os.DirEntry[str], pgid: int) -> bool:
+    try:
+        raw = Path(entry.path, "stat").read_bytes()
+    except OSError:  # it exited while we looked
+        return False
+    # Fields after the command name (which may contain spaces and parentheses):
+    # state ppid pgrp ...
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return int(fields[2]) == pgid and fields[0] not in (b"Z", b"X")
+
+
+class _Collector:
+    """Reads the child's output on a thread: all of it to the log, its start and end to
+    memory."""
+
+    def __init__(self, fd: int, log_file: IO[bytes] | None, keep: int) -> None:
+        self._fd = fd
+        self._log = log_file
+        self._keep = keep
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="output-collector", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def finish(self, drain: float) -> None:
+        """Wait for end of output; give up after ``drain`` seconds (a process that escaped
+        the group may hold the pipe open forever)."""
+        self._thread.join(drain)
+        self._stop.set()
+        self._thread.join()
+
+    def text(self) -> str:
+        """All output when it fits; otherwise its start and its end around a marker."""
+        head = bytes(self._head)
+        tail = bytes(self._tail[-self._keep :]) if self._keep else b""
+        tail_start = self._total - len(tail)
+        if tail_start <= len(head):
+            whole = head + tail[len(head) - tail_start :]
+            return whole.decode("utf-8", errors="replace")
+        omitted = tail_start - len(head)
+        return (
+            head.decode("utf-8", errors="replace")
+            + f"\n[... {omitted} bytes omitted; the log has all of them ...]\n"
+            + tail.decode("utf-8", errors="replace")
+        )
+
+    def _run(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._fd, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                if not selector.select(timeout=0.1):
+                    continue
+                chunk = os.read(self._fd, 65536)
+                if not chunk:
+                    return
+                self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        if self._log is not None:
+            try:
+                self._log.write(chunk)
+                self._log.flush()
+            except OSError:  # a full disk must not stop the collection (or block the child)
+                self._log = None
+        if len(self._head) < KEEP_HEAD:
+            self._head += chunk[: KEEP_HEAD - len(self._head)]
+        self._total += len(chunk)
+        self._tail += chunk
+        if len(self._tail) > 2 * self._keep:
+            del self._tail[: len(self._tail) - self._keep]

@@ -1,0 +1,212 @@
+"""The worker's prompt for one task (DESIGN "The big decision"; seed §4.2 step 1, §9.1.1).
+
+The prompt holds the system prompt, the task's own lines of the plan, its ``verify`` command,
+the files it may and may not change, its module's ``PROJECT_MAP.md`` entry, the unread notes
+for it or for every task, and the content of its ``context_files`` - never the rest of the
+plan, so its size does not grow with the plan. A pure function: the same inputs give the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from memento_gh.docs.notes import GLOBAL, Note
+from memento_gh.engine.globs import has_wildcards, normalize
+from memento_gh.plan.model import Plan, Task
+
+#: ``ContextFile.note`` values; "" means the content is there.
+BINARY = "binary"
+TOO_LARGE = "too large"
+MISSING = "missing"
+IGNORED = "ignored"
+PROTECTED = "protected"
+OVER_BUDGET = "omitted: over the prompt budget"
+UNREADABLE = "unreadable"
+SYMLINK = "symlink"
+
+_NOTE_TEXT = {
+    BINARY: "binary file: content not shown",
+    TOO_LARGE: "too large to show: read the parts you need",
+    MISSING: "missing: you may create it",
+    IGNORED: "excluded from the prompt by .memento_ignore: content not shown",
+    PROTECTED: "one of memento's own files: content not shown, and you must not change it",
+    OVER_BUDGET: "omitted: over the prompt budget; read it yourself if you need it",
+    UNREADABLE: "unreadable: content not shown",
+    SYMLINK: "symbolic link: content not shown",
+}
+_BACKTICK_RUN = re.compile(r"`+")
+
+
+class ContextFile(NamedTuple):
+    """One file of the task's context: its content, or the reason it is not shown.
+
+    A ``path`` ending in ``/`` is a directory named by ``context_files`` that holds no file
+    yet (note ``missing``)."""
+
+    path: str
+    size: int  # bytes on disk (0 when missing)
+    content: str | None
+    note: str  # "" | BINARY | TOO_LARGE | MISSING | IGNORED | PROTECTED | OVER_BUDGET | ...
+
+
+def task_block(plan: Plan, task: Task) -> str:
+    """The task's lines exactly as the plan has them: its task line and its field lines."""
+    return "\n".join(plan.lines[task.line : task.end + 1])
+
+
+def notes_for(notes: Iterable[Note], task_id: str) -> list[Note]:
+    """The notes a worker on ``task_id`` must see: unread, active, for it or ``global``."""
+    return [
+        note
+        for note in notes
+        if not note.read and not note.archived and note.target in (task_id, GLOBAL)
+    ]
+
+
+def build_prompt(
+    *,
+    system: str,
+    task_block: str,
+    task: Task,
+    module_entry: str | None,
+    notes: Sequence[Note],
+    context: Sequence[ContextFile],
+    lessons: Sequence[str] = (),
+    max_diff_lines: int | None = None,
+) -> str:
+    sections = [
+        system.strip("\n"),
+        _task_section(task_block, task, max_diff_lines),
+        _module_section(task, module_entry),
+        _notes_section(notes_for(notes, task.id)),
+    ]
+    if lessons:
+        sections.append(_lessons_section(lessons))
+    sections.append(_files_section(context))
+    return "\n\n".join(section for section in sections if section) + "\n"
+
+
+def fenced(content: str, info: str = "") -> str:
+    """``content`` in a backtick fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(content)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = content if content.endswith("\n") or not content else content + "\n"
+    return f"{fence}{info}\n{body}{fence}"
+
+
+def _task_section(block: str, task: Task, max_diff_lines: int | None) -> str:
+    lines = [
+        "## Your task",
+        "",
+        f"Do this one task, {task.id}. Its lines in the plan, exactly as written there:",
+        "",
+        fenced(block.strip("\n"), "markdown"),
+        "",
+        "### Verify",
+        "",
+    ]
+    if task.verify:
+        lines += [
+            "memento runs this command from the repository root after you exit; "
+            "exit code 0 means the task is done, anything else means it failed:",
+            "",
+            fenced(task.verify, "sh"),
+        ]
+    else:
+        lines.append("The task has no readable `verify` command, so memento will fail it.")
+    lines += ["", "### Files you may change (context_files)", ""]
+    if task.context_files:
+        lines.append("Create, change or delete only paths that these patterns match:")
+        lines.append("")
+        lines += [f"- {_code(pattern)}{_pattern_gloss(pattern)}" for pattern in task.context_files]
+    else:
+        lines.append("None: the task lists no context_files, so any change fails it.")
+    lines += ["", "### Files you must not touch (guard_files)", ""]
+    if task.guard_files:
+        lines += [f"- {_code(pattern)}{_pattern_gloss(pattern)}" for pattern in task.guard_files]
+    else:
+        lines.append("None besides memento's own files.")
+    if max_diff_lines is not None:
+        lines += [
+            "",
+            "### Size",
+            "",
+            f"memento rejects a change of more than {max_diff_lines} added plus removed lines.",
+        ]
+    return "\n".join(lines)
+
+
+def _pattern_gloss(pattern: str) -> str:
+    text = normalize(pattern)
+    if text in ("", ".", "./"):
+        return ": the whole repository"
+    if text.endswith("/"):
+        return ": everything below this directory"
+    last = text.rsplit("/", 1)[-1]
+    if last == "**" or has_wildcards(last):
+        return ""
+    return ": this file, or everything below it if it is a directory"
+
+
+def _module_section(task: Task, entry: str | None) -> str:
+    if task.module is None:
+        return "## Module\n\nThe task names no module."
+    if entry is None or not entry.strip():
+        return f"## Module\n\nPROJECT_MAP.md has no entry for [MODULE:{task.module}]."
+    return (
+        f"## Module\n\nThe entry for [MODULE:{task.module}] in PROJECT_MAP.md:\n\n{entry.strip()}"
+    )
+
+
+def _notes_section(notes: Sequence[Note]) -> str:
+    if not notes:
+        return "## Notes from humans\n\nNo unread notes for this task."
+    parts = [
+        "## Notes from humans",
+        "",
+        "Follow these notes; they are newer than the plan. Each note's text is quoted below.",
+    ]
+    for note in notes:
+        target = "every task (global)" if note.target == GLOBAL else note.target
+        parts += ["", f"### Note of {note.time} for {target}", "", _quoted(note.body)]
+    return "\n".join(parts)
+
+
+def _quoted(text: str) -> str:
+    lines = text.split("\n") if text else ["(empty note)"]
+    return "\n".join(f"> {line}".rstrip() for line in lines)
+
+
+def _lessons_section(lessons: Sequence[str]) -> str:
+    items = [
+        "- " + "\n  ".join(lesson.strip("\n").split("\n")) for lesson in lessons if lesson.strip()
+    ]
+    return "\n".join(["## Lessons from earlier ticks", "", *items])
+
+
+def _files_section(context: Sequence[ContextFile]) -> str:
+    if not context:
+        return "## Files\n\nNo file matches the task's context_files yet."
+    parts = ["## Files", "", "The files of the task's context_files, as they are now."]
+    for item in sorted(context, key=lambda file: file.path):
+        parts += ["", f"### {_code(item.path)}", ""]
+        if item.content is not None and not item.note:
+            parts.append(fenced(item.content))
+        elif item.path.endswith("/"):
+            parts.append("No file here yet: you may create files in this directory.")
+        else:
+            size = f" ({item.size} bytes)" if item.size else ""
+            parts.append(_NOTE_TEXT.get(item.note, item.note or "content not shown") + size)
+    return "\n".join(parts)
+
+
+def _code(text: str) -> str:
+    """``text`` as an inline code span, whatever backticks or line breaks it holds."""
+    shown = text if text.isprintable() else repr(text)
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(shown)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{ticks}{pad}{shown}{pad}{ticks}"

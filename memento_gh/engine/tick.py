@@ -1,0 +1,693 @@
+"""One tick, enforced in code (DESIGN "The tick"; seed §4, §5, §7).
+
+The tick takes the repository lock, recovers from a tick that died, reads and validates the
+plan, picks a task, claims it, gives the agent only that task, checks the agent's change
+against the guards, runs ``verify``, then commits the change with the bookkeeping or rolls
+the change back and commits the bookkeeping alone. The agent is a subprocess that only
+edits files; everything else happens here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import NamedTuple
+
+from memento_gh import files
+from memento_gh.docs import notes as notes_doc
+from memento_gh.docs import status_log
+from memento_gh.docs.project_map import parse_project_map
+from memento_gh.engine import agents, breaker, context, globs, guards, prompt, schedule, verify
+from memento_gh.errors import UserError
+from memento_gh.layout import Layout
+from memento_gh.plan import editor
+from memento_gh.plan.meta import Settings
+from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, Task
+from memento_gh.plan.scanner import parse
+from memento_gh.plan.values import format_time
+from memento_gh.workspace import FileChange, GitError, Workspace
+
+Clock = Callable[[], datetime]
+STATUS_HEADER = "# TICK STATUS LOG\n\n"
+#: Files the engine itself writes during a tick; never the agent's change, never committed.
+WORKING_FILES = ("logs/", ".memento.lock", ".memento_alert")
+DEFAULT_SYSTEM_PROMPT = (
+    "You are the worker of one memento tick. Do exactly the task below by editing files; "
+    "stay inside its context_files, touch no guard_files, run no git command that changes "
+    "anything, and check your work with its verify command before you exit.\n"
+)
+
+
+class TickConfig(NamedTuple):
+    agent: str = "command"
+    agent_cmd: str | None = None
+    worker_id: str = ""
+    max_tasks: int | None = None
+
+
+class TaskOutcome(NamedTuple):
+    task_id: str
+    outcome: str  # "success" | "failed" | "blocked"
+    commit: str | None
+    message: str
+
+
+class TickResult(NamedTuple):
+    status: str  # "ran" | "idle" | "skipped"
+    tick: int | None
+    tasks: tuple[TaskOutcome, ...]
+    message: str
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def run_tick(
+    layout: Layout,
+    config: TickConfig,
+    *,
+    clock: Clock = utc_now,
+    environ: Mapping[str, str] = os.environ,
+    say: Callable[[str], None] = print,
+) -> TickResult:
+    """Run one tick; a tick already running on this repository makes this one a no-op."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(layout.lock), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        message = "Tick skipped: another tick holds the lock on this repository"
+        _log_line(layout, clock(), message)
+        say(message)
+        return TickResult("skipped", None, (), message)
+    try:
+        return _Tick(layout, config, clock, environ, say).run()
+    finally:
+        lock.release()
+
+
+def checkpoint(name: str, environ: Mapping[str, str]) -> None:
+    """Crash here when MEMENTO_CRASH_AT names this point: the recovery tests kill a real
+    tick (SIGKILL, no clean-up) between two of its steps and check the next one recovers."""
+    if environ.get("MEMENTO_CRASH_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _log_line(layout: Layout, moment: datetime, text: str) -> None:
+    """Ticks that change nothing leave a line in logs/memento.log, not a commit."""
+    layout.logs.mkdir(parents=True, exist_ok=True)
+    with (layout.logs / "memento.log").open("a", encoding="utf-8") as stream:
+        stream.write(f"[{format_time(moment)}] {text}\n")
+
+
+class _Attempt(NamedTuple):
+    """What happened to one task before the bookkeeping."""
+
+    violations: tuple[str, ...]
+    verify: verify.VerifyResult | None
+    agent: agents.AgentResult | None
+    changes: tuple[FileChange, ...]
+    started: datetime
+
+
+class _Tick:
+    def __init__(
+        self,
+        layout: Layout,
+        config: TickConfig,
+        clock: Clock,
+        environ: Mapping[str, str],
+        say: Callable[[str], None],
+    ) -> None:
+        self.layout = layout
+        self.config = config._replace(worker_id=config.worker_id or default_worker_id())
+        self.clock = clock
+        self.environ = environ
+        self.say = say
+        self.workspace = Workspace(layout.root)
+        self.root = self.workspace.root
+        self.scratch = self.root / ".git" / "memento"
+        self.started = clock()
+        self.tick_number: int | None = None
+        self.outcomes: list[TaskOutcome] = []
+        self.current: Plan | None = None
+        self.keep: list[str] | None = None
+        self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
+
+    # -- the tick ---------------------------------------------------------------------------
+
+    def run(self) -> TickResult:
+        self._recover_dead_tick()
+        plan = self._validated_plan()
+        mode = plan.settings.tick_mode
+        if mode != "auto":
+            return self._skip(f"Tick skipped: mode={mode}")
+        self._require_clean_tree()
+        plan = self._reset_stale_claims(plan)
+        reason = breaker.disk_reason(plan.settings, _free_disk(self.root))
+        if reason:
+            self._trip_breaker(reason)
+            return TickResult("ran", None, (), f"circuit breaker: {reason}")
+        try:
+            self._run_tasks(plan)
+        except GitError as error:
+            self._git_failed(error)
+            raise
+        self._after_tasks()
+        return self._result()
+
+    def _git_failed(self, error: GitError) -> None:
+        """Git broke in the middle of a task: pause the plan (and try to record why), so
+        that no further tick runs on a repository in an unknown state."""
+        self._clear_running_marker()
+        try:
+            self._trip_breaker(f"git failed: {error}")
+        except (GitError, OSError):
+            self.say("could not record the circuit breaker trip; the plan file says paused")
+
+    def _run_tasks(self, plan: Plan) -> None:
+        limit = self.config.max_tasks or plan.settings.max_tasks_per_tick
+        tried: set[str] = set()
+        while len(self.outcomes) < limit:
+            decision = schedule.pick(plan, skip=tried)
+            if decision.task is None:
+                if not self.outcomes:
+                    self._announce_rest(decision)
+                break
+            if self.outcomes and not self._fits_budget(decision.task, plan.settings):
+                break
+            tried.add(decision.task.id)
+            self.outcomes.append(self._run_task(decision.task))
+            plan = self._plan()
+            if plan.settings.tick_mode != "auto":
+                break
+
+    def _fits_budget(self, task: Task, settings: Settings) -> bool:
+        """A tick must end before its claims look stale, so it starts another task only
+        when that task's estimate still fits within stale_lock_timeout."""
+        elapsed = (self.clock() - self.started).total_seconds()
+        return elapsed + (task.estimate or 0) <= settings.stale_lock_timeout
+
+    def _result(self) -> TickResult:
+        if not self.outcomes:
+            return TickResult("idle", self.tick_number, (), "no task ran")
+        summary = "; ".join(f"{o.task_id} {o.outcome}" for o in self.outcomes)
+        return TickResult("ran", self.tick_number, tuple(self.outcomes), summary)
+
+    def _skip(self, message: str) -> TickResult:
+        _log_line(self.layout, self.clock(), message)
+        self.say(message)
+        return TickResult("skipped", None, (), message)
+
+    # -- one task ---------------------------------------------------------------------------
+
+    def _run_task(self, task: Task) -> TaskOutcome:
+        tick = self._tick_number()
+        self.say(f"Tick #{tick:03d}: {task.title}")
+        claimed = self._claim(task)
+        checkpoint("claimed", self.environ)
+        attempt = self._attempt(task, claimed)
+        checkpoint("attempted", self.environ)
+        if not attempt.violations and attempt.verify and attempt.verify.exit_code == 0:
+            outcome = self._succeed(task, attempt)
+        else:
+            outcome = self._fail(task, attempt)
+        self._clear_running_marker()
+        self.say(f"  {outcome.outcome}: {outcome.message}")
+        return outcome
+
+    def _claim(self, task: Task) -> Plan:
+        """Mark the task [~] with who and when; the claim stays uncommitted on a local run.
+        A marker under .git/ says a tick is running it, so a tick that dies is recognised."""
+        moment = format_time(self.clock())
+        claimed = self._edit_plan(
+            lambda plan: [
+                editor.set_status(plan, task.id, RUNNING),
+                editor.set_field(plan, task.id, "claimed", f"{moment} {self.config.worker_id}"),
+            ]
+        )
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        marker = {"task": task.id, "tick": self.tick_number, "worker": self.config.worker_id}
+        (self.scratch / "running.json").write_text(json.dumps(marker), encoding="utf-8")
+        return claimed
+
+    def _attempt(self, task: Task, claimed: Plan) -> _Attempt:
+        started = self.clock()
+        head = self.workspace.head()
+        fingerprint = self.workspace.git_fingerprint()
+        result = self._run_agent(claimed, task)
+        violations = list(self._agent_process_problems(result))
+        if self.workspace.head() != head:
+            violations.append("the agent moved HEAD (it ran a git command that commits)")
+            if head is not None:
+                self.workspace.reset_soft(head)
+        if self.workspace.git_fingerprint() != fingerprint:
+            violations.append("the agent changed git's configuration or hooks under .git/")
+        plan_untouched = self._plan_on_disk() == claimed.text()
+        if not plan_untouched:
+            violations.append(f"the agent edited {self._relative(self.layout.plan)}")
+        changes = self._agent_changes(plan_untouched)
+        settings = claimed.settings
+        found = guards.check_guards(
+            changes,
+            task,
+            max_diff_lines=settings.max_diff_lines,
+            protected=guards.protected_paths(self.layout.plan_dir),
+        )
+        violations += [violation.message for violation in found]
+        check = None if violations else self._verify(task, settings)
+        return _Attempt(tuple(violations), check, result, tuple(changes), started)
+
+    def _agent_process_problems(self, result: agents.AgentResult) -> list[str]:
+        process = result.process
+        if process.timed_out:
+            return [f"the agent ran past agent_timeout ({process.duration:.0f}s) and was killed"]
+        if process.exit_code != 0:
+            return [f"the agent exited with code {process.exit_code}"]
+        return []
+
+    def _run_agent(self, plan: Plan, task: Task) -> agents.AgentResult:
+        # One file per run: an agent that keys its session on the file name starts fresh.
+        prompt_file = self.scratch / f"prompt-{self._tick_number()}-{task.id}.md"
+        prompt_file.write_text(self._prompt(plan, task), encoding="utf-8")
+        argv = agents.agent_argv(
+            self.config.agent,
+            self.config.agent_cmd,
+            prompt_file=prompt_file,
+            task=task,
+            repo=self.root,
+            timeout=plan.settings.agent_timeout,
+        )
+        try:
+            return agents.run_agent(
+                argv,
+                repo=self.root,
+                env=agents.agent_env(self.environ),
+                timeout=plan.settings.agent_timeout,
+                log=self.log_path,
+                prompt_file=prompt_file,
+                agent=self.config.agent,
+            )
+        finally:
+            prompt_file.unlink(missing_ok=True)
+
+    def _prompt(self, plan: Plan, task: Task) -> str:
+        current = plan.task(task.id) or task
+        block = "\n".join(plan.lines[current.line : current.end + 1])
+        module_entry = None
+        if current.module and self.layout.project_map.exists():
+            modules = parse_project_map(files.read_text(self.layout.project_map)).modules
+            found = modules.get(current.module)
+            module_entry = found.entry if found else None
+        notes: tuple[notes_doc.Note, ...] = ()
+        if self.layout.notes.exists():
+            notes = notes_doc.parse_notes(files.read_text(self.layout.notes)).pending_for(task.id)
+        ignore = context.read_ignore_file(self.root / ".memento_ignore")
+        protected = guards.protected_paths(self.layout.plan_dir)
+        gathered = context.gather_context(
+            self.root, current.context_files, ignore, exclude=protected
+        )
+        system_path = self.layout.worker_prompt
+        system = files.read_text(system_path) if system_path.exists() else DEFAULT_SYSTEM_PROMPT
+        return prompt.build_prompt(
+            system=system,
+            task_block=block,
+            task=current,
+            module_entry=module_entry,
+            notes=notes,
+            context=gathered,
+            max_diff_lines=plan.settings.max_diff_lines,
+        )
+
+    def _agent_changes(self, plan_untouched: bool) -> list[FileChange]:
+        """The agent's change: everything that differs from HEAD except the engine's own
+        working files and the claim the engine itself wrote into the plan."""
+        plan_path = self._relative(self.layout.plan)
+        own_claim = plan_untouched
+        return [
+            change
+            for change in self.workspace.changes()
+            if not _is_working_file(change.path) and not (own_claim and change.path == plan_path)
+        ]
+
+    def _verify(self, task: Task, settings: Settings) -> verify.VerifyResult:
+        command = task.verify or "false"
+        return verify.run_verify(
+            command,
+            cwd=self.root,
+            env=agents.agent_env(self.environ),
+            timeout=task.timeout or settings.verify_timeout,
+            log=self.log_path,
+        )
+
+    # -- bookkeeping ------------------------------------------------------------------------
+
+    def _succeed(self, task: Task, attempt: _Attempt) -> TaskOutcome:
+        tick = self._tick_number()
+        message = (
+            f"memento: complete {task.id} {task.description}".rstrip()
+            + f"\n\nMemento-Task: {task.id}\nMemento-Tick: {tick}\n"
+        )
+        self._edit_plan(lambda plan: self._success_edits(plan, task))
+        checkpoint("plan-written", self.environ)
+        entry = self._entry(task, attempt, "success", retries=task.retries)
+        self._append_status(entry._replace(commit=("", message.split("\n", 1)[0])))
+        checkpoint("status-written", self.environ)
+        if self.layout.notes.exists():
+            text = files.read_text(self.layout.notes)
+            marked = notes_doc.mark_read(text, task.id)
+            if marked != text:
+                files.write_atomic(self.layout.notes, marked)
+        paths = [change.path for change in attempt.changes]
+        paths += [change.old_path for change in attempt.changes if change.old_path]
+        sha = self.workspace.commit(message, paths + self._bookkeeping_paths())
+        checkpoint("committed", self.environ)
+        return TaskOutcome(task.id, "success", sha, f"verify passed, committed {sha[:7]}")
+
+    def _success_edits(self, plan: Plan, task: Task) -> list[editor.Edit]:
+        edits: list[editor.Edit] = [editor.set_status(plan, task.id, DONE)]
+        removed = editor.remove_field(plan, task.id, "claimed")
+        if removed is not None:
+            edits.append(removed)
+        done = sum(1 for t in plan.tasks if t.marker == DONE or t.id == task.id)
+        edits += self._counter_edits(plan, completed=done, failed_ticks=0)
+        return edits
+
+    def _fail(self, task: Task, attempt: _Attempt) -> TaskOutcome:
+        keep = self._cleanup_keep()
+        report = self.workspace.rollback(keep, label=f"tick-{self._tick_number()}-{task.id}")
+        plan = self._reload()
+        current = plan.task(task.id) or task
+        retries = current.retries + 1
+        max_retries = plan.settings.max_retries
+        blocked = retries >= max_retries
+        outcome = "blocked" if blocked else "failed"
+        failed_ticks = plan.settings.consecutive_failed_ticks + 1
+        if any(o.outcome == "success" for o in self.outcomes):
+            failed_ticks = plan.settings.consecutive_failed_ticks
+
+        def edits(plan: Plan) -> list[editor.Edit]:
+            found: list[editor.Edit] = [
+                editor.set_status(plan, task.id, BLOCKED if blocked else PENDING),
+                editor.set_field(plan, task.id, "retries", str(retries)),
+            ]
+            removed = editor.remove_field(plan, task.id, "claimed")
+            if removed is not None:
+                found.append(removed)
+            return found + self._counter_edits(plan, failed_ticks=failed_ticks)
+
+        self._edit_plan(edits)
+        checkpoint("failure-plan-written", self.environ)
+        self._append_status(self._entry(task, attempt, outcome, retries=retries))
+        if report.stash:
+            self._append_event(status_log.emergency_stash(report.stash))
+        sha = self.workspace.commit(
+            f"memento: {task.id} {outcome} (retry {retries}/{max_retries})\n\n"
+            f"Memento-Task: {task.id}\nMemento-Tick: {self._tick_number()}\n",
+            self._bookkeeping_paths(),
+        )
+        if report.left:
+            self._trip_breaker(
+                f"the rollback of {task.id} could not restore {', '.join(report.left)}; "
+                "clean the working tree by hand, then `memento resume`"
+            )
+        return TaskOutcome(task.id, outcome, sha, _analysis(attempt) or outcome)
+
+    def _counter_edits(
+        self, plan: Plan, *, completed: int | None = None, failed_ticks: int | None = None
+    ) -> list[editor.Edit]:
+        values = {"total_tasks": str(len(plan.tasks)), "total_ticks": str(self._tick_number())}
+        if completed is not None:
+            values["completed_tasks"] = str(completed)
+        if failed_ticks is not None:
+            values["consecutive_failed_ticks"] = str(failed_ticks)
+        return [editor.set_meta(plan, key, value) for key, value in values.items()]
+
+    def _entry(
+        self, task: Task, attempt: _Attempt, outcome: str, *, retries: int
+    ) -> status_log.TickEntry:
+        plan = self._plan()
+        check = attempt.verify
+        index = len(self.outcomes)
+        success = outcome == "success"
+        return status_log.TickEntry(
+            time=attempt.started,
+            tick=self._tick_number(),
+            continuation=(index + 1, plan.settings.max_tasks_per_tick) if index else None,
+            task=task.title,
+            outcome=outcome,
+            retry=retries,
+            max_retries=plan.settings.max_retries,
+            verify_head=check.head if check else "",
+            exit_code=check.exit_code if check else None,
+            duration=(self.clock() - attempt.started).total_seconds(),
+            error_analysis=None if success else _analysis(attempt),
+            files=tuple((c.path, c.added, c.removed) for c in attempt.changes) if success else None,
+            diff_size=sum(c.added + c.removed for c in attempt.changes),
+            commit=None,
+            outputs=None,
+            violations=attempt.violations,
+            cost=attempt.agent.cost if attempt.agent else None,
+            log=self._relative(self.log_path),
+            escalation=outcome == "blocked",
+        )
+
+    def _after_tasks(self) -> None:
+        if not self.outcomes:
+            return
+        reason = breaker.breaker_reason(self._plan(), None)
+        if reason:
+            self._trip_breaker(reason)
+        self._rotate_status(self._plan().settings)
+        self._write_alert(self._plan())
+
+    # -- recovery ---------------------------------------------------------------------------
+
+    def _recover_dead_tick(self) -> None:
+        """A running-marker while we hold the lock means the tick that wrote it died (killed,
+        out of memory, power cut): undo its half-done work and count the attempt as failed."""
+        marker = self.scratch / "running.json"
+        if not marker.exists():
+            return
+        try:
+            task_id = json.loads(marker.read_text(encoding="utf-8")).get("task")
+        except (OSError, ValueError):
+            task_id = None
+        self.workspace.rollback(self._cleanup_keep(), label="dead-tick")
+        marker.unlink(missing_ok=True)
+        plan = self._reload()
+        task = plan.task(task_id) if isinstance(task_id, str) else None
+        if task is None or task.marker not in (PENDING, RUNNING):
+            return  # it died after its commit: the task's result is already recorded
+        self.say(f"Recovered from a tick that died while running {task.id}")
+        died = ("the previous tick died while running this task",)
+        self._fail(task, _Attempt(died, None, None, (), self.clock()))
+
+    def _reset_stale_claims(self, plan: Plan) -> Plan:
+        now = self.clock()
+        timeout = plan.settings.stale_lock_timeout
+        stale = [
+            task
+            for task in plan.tasks
+            if task.marker == RUNNING
+            and (task.claimed is None or (now - task.claimed.at).total_seconds() > timeout)
+        ]
+        if not stale:
+            return plan
+
+        def edits(plan: Plan) -> list[editor.Edit]:
+            found: list[editor.Edit] = []
+            for task in stale:
+                found.append(editor.set_status(plan, task.id, PENDING))
+                removed = editor.remove_field(plan, task.id, "claimed")
+                if removed is not None:
+                    found.append(removed)
+            return found
+
+        self._edit_plan(edits)
+        for task in stale:
+            self._append_event(f"Stale [~] detected on {task.id}, reset to [ ]")
+        ids = ", ".join(task.id for task in stale)
+        self.workspace.commit(f"memento: reset stale claim on {ids}", self._bookkeeping_paths())
+        self.say(f"Reset stale claims: {ids}")
+        return self._plan()
+
+    def _require_clean_tree(self) -> None:
+        dirty = [
+            change.path
+            for change in self.workspace.changes()
+            if not _is_working_file(change.path) and not _matches_keep(change, self._cleanup_keep())
+        ]
+        if dirty:
+            shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+            raise UserError(
+                f"the working tree has uncommitted changes ({shown}); a tick starts from a "
+                "clean tree so that it can undo the agent's work exactly: commit or stash them"
+            )
+
+    # -- pipeline states --------------------------------------------------------------------
+
+    def _announce_rest(self, decision: schedule.Decision) -> None:
+        if decision.reason == schedule.ALL_COMPLETE:
+            self._announce_once(schedule.ALL_COMPLETE_LINE)
+        elif decision.reason == schedule.PIPELINE_BLOCKED:
+            self._announce_once(decision.message)
+        self.say(f"Nothing to run: {decision.message}")
+
+    def _announce_once(self, line: str) -> None:
+        """ALL TASKS COMPLETE / PIPELINE BLOCKED are written when the state is reached,
+        not on every tick that finds it unchanged."""
+        text = self._status_text()
+        if status_log.is_latest_event(text, line):
+            return
+        self._append_event(line)
+        self.workspace.commit(f"memento: {line}", self._bookkeeping_paths())
+        self._write_alert(self._plan())
+
+    def _trip_breaker(self, reason: str) -> None:
+        self._edit_plan(lambda plan: [editor.set_meta(plan, "tick_mode", "paused")])
+        self._append_event(breaker.BREAKER_LINE.format(reason=reason))
+        self.workspace.commit(
+            "memento: circuit breaker paused the plan\n\n" + reason + "\n",
+            self._bookkeeping_paths(),
+        )
+        self.say(breaker.BREAKER_LINE.format(reason=reason))
+
+    def _rotate_status(self, settings: Settings) -> None:
+        now = self.clock()
+        archive = status_log.archive_path(now, settings.status_archive_dir)
+        kept, archived = status_log.rotate(
+            self._status_text(),
+            settings.status_max_entries,
+            now,
+            archive_dir=settings.status_archive_dir,
+        )
+        if archived is None:
+            return
+        files.write_atomic(self.root / archive, archived)
+        files.write_atomic(self.layout.status, kept)
+        self.workspace.commit("memento: rotate the tick status log", self._bookkeeping_paths())
+
+    def _write_alert(self, plan: Plan) -> None:
+        blocked = sum(1 for task in plan.tasks if task.marker == BLOCKED)
+        tripped = "CIRCUIT BREAKER" in (status_log.last_event(self._status_text()) or "")
+        alert = self.layout.alert
+        if not blocked and not tripped:
+            alert.unlink(missing_ok=True)
+            return
+        alert.write_text(
+            f"timestamp: {format_time(self.clock())}\n"
+            f"blocked_tasks: {blocked}\n"
+            f"circuit_breaker: {'TRIGGERED' if tripped else 'OK'}\n"
+            f"message: Pipeline needs attention. {blocked} task(s) blocked.\n",
+            encoding="utf-8",
+        )
+
+    # -- files ------------------------------------------------------------------------------
+
+    def _validated_plan(self) -> Plan:
+        """The plan as the tick starts: a plan with errors is never ticked."""
+        from memento_gh.commands.validate import check_plan_text, read_working_tree
+
+        text = files.read_text(self.layout.plan)
+        plan, problems = check_plan_text(text, read_working_tree(self.layout.project_map))
+        errors = [problem for problem in problems if problem.severity == ERROR]
+        if errors:
+            shown = "\n".join(
+                problem.at(self._relative(self.layout.plan)).render() for problem in errors[:20]
+            )
+            raise UserError(f"the plan has errors; a tick runs only on a valid plan:\n{shown}")
+        self.current = plan
+        return plan
+
+    def _plan(self) -> Plan:
+        """The plan as the tick last wrote or read it."""
+        return self.current if self.current is not None else self._reload()
+
+    def _reload(self) -> Plan:
+        """Read the plan again after something else (a rollback) changed the file."""
+        self.current = parse(self._plan_on_disk())
+        return self.current
+
+    def _plan_on_disk(self) -> str:
+        return files.read_text(self.layout.plan)
+
+    def _edit_plan(self, make_edits: Callable[[Plan], Sequence[editor.Edit]]) -> Plan:
+        plan = self._plan()
+        text = editor.apply(plan, make_edits(plan))
+        files.write_atomic(self.layout.plan, text)
+        self.current = parse(text)
+        return self.current
+
+    def _status_text(self) -> str:
+        path = self.layout.status
+        return files.read_text(path) if path.exists() else STATUS_HEADER
+
+    def _append_status(self, entry: status_log.TickEntry) -> None:
+        text = status_log.append(self._status_text(), status_log.render_entry(entry))
+        files.write_atomic(self.layout.status, text)
+
+    def _append_event(self, line: str) -> None:
+        block = status_log.render_event(self.clock(), line)
+        files.write_atomic(self.layout.status, status_log.append(self._status_text(), block))
+
+    def _bookkeeping_paths(self) -> list[str]:
+        paths = [self.layout.plan, self.layout.status, self.layout.notes]
+        return [self._relative(path) for path in paths if path.exists()]
+
+    def _cleanup_keep(self) -> list[str]:
+        if self.keep is None:
+            keep_file = self.root / self._plan().settings.clean_ignore
+            patterns = context.read_ignore_file(keep_file) if keep_file.exists() else []
+            self.keep = [*patterns, *WORKING_FILES]
+        return self.keep
+
+    def _clear_running_marker(self) -> None:
+        (self.scratch / "running.json").unlink(missing_ok=True)
+
+    def _tick_number(self) -> int:
+        if self.tick_number is None:
+            self.tick_number = self._plan().settings.total_ticks + 1
+        return self.tick_number
+
+    def _relative(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root.resolve()).as_posix()
+
+
+def _analysis(attempt: _Attempt) -> str | None:
+    if attempt.violations:
+        return "; ".join(attempt.violations)
+    check = attempt.verify
+    if check is None:
+        return None
+    if check.timed_out:
+        return f"verify ran past its timeout ({check.duration:.0f}s) and was killed"
+    first = check.head.splitlines()[0] if check.head else "no output"
+    return f"verify exited with code {check.exit_code}: {first}"
+
+
+def _is_working_file(path: str) -> bool:
+    return any(path == name or path.startswith(name) for name in WORKING_FILES)
+
+
+def _matches_keep(change: FileChange, keep: Sequence[str]) -> bool:
+    return change.kind == "untracked" and globs.is_ignored(keep, change.path)
+
+
+def _free_disk(root: Path) -> int | None:
+    try:
+        return shutil.disk_usage(root).free
+    except OSError:
+        return None
