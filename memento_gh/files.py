@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from memento_gh.errors import UserError
@@ -47,6 +46,8 @@ def write_atomic(path: Path, text: str) -> None:
     The temporary file sits beside the target (same file system, so the rename is atomic)
     and takes over the target's permission bits.
     """
+    import tempfile  # only writers pay for it
+
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)

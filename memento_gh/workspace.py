@@ -1,4 +1,8 @@
-"""Git, through GitPython: the only module that imports it.
+"""Git: the only module that runs it.
+
+It calls the git command line directly rather than through GitPython: a tick needs a
+dozen plumbing commands and nothing of GitPython's object model, and importing GitPython
+alone took longer than a bare `python -c pass` plus a `git commit` (benchmarks/bench_tick.py).
 
 ``Workspace`` is what the tick sees of the repository: the change against HEAD, the rollback
 to HEAD, the commit, and a fingerprint of git's own configuration.
@@ -9,12 +13,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
+import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
-
-import git
 
 from memento_gh.errors import UserError
 from memento_gh.files import decode_utf8
@@ -53,27 +55,71 @@ class GitError(UserError):
     """A git command failed in a repository that exists (the circuit breaker's "git failure")."""
 
 
-def open_repo(root: Path) -> git.Repo:
+class _Repository(NamedTuple):
+    top: Path | None  # the work tree's top; None in a bare repository
+    common_dir: Path  # where config, hooks/ and info/ live (shared by worktrees)
+
+
+def _git_command() -> list[str]:
+    return ["git"]
+
+
+def _run_git(
+    cwd: Path, *args: str, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        return git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UserError(f"{root}: not inside a git repository; run `git init` first") from None
+        return subprocess.run(
+            [*_git_command(), *args],
+            cwd=cwd,
+            input=stdin or b"",
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        if not cwd.is_dir():
+            raise UserError(f"{cwd}: no such folder") from None
+        raise UserError("git is not installed or not on PATH; install git") from None
+    except NotADirectoryError:
+        raise UserError(f"{cwd}: not a folder") from None
+
+
+def open_repo(root: Path) -> _Repository:
+    """The repository ``root`` is in (``root`` may be any folder inside its work tree)."""
+    done = _run_git(root, "rev-parse", "--is-bare-repository", "--git-common-dir")
+    if done.returncode != 0:
+        raise UserError(f"{root}: not inside a git repository; run `git init` first")
+    bare, common = os.fsdecode(done.stdout).splitlines()[:2]
+    common_dir = (root / common).resolve()
+    if bare == "true":
+        return _Repository(None, common_dir)
+    top = _run_git(root, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        return _Repository(None, common_dir)
+    return _Repository(Path(os.fsdecode(top.stdout).rstrip("\n")), common_dir)
 
 
 def read_staged(root: Path, path: Path) -> str | None:
     """The text of ``path`` as staged in git's index, or None when it is not in the index."""
     repo = open_repo(root)
-    top = Path(repo.working_tree_dir or root).resolve()
+    top = (repo.top or root).resolve()
     try:
         relative = path.resolve().relative_to(top).as_posix()
     except ValueError:
         raise UserError(f"{path}: outside the repository at {top}") from None
-    try:
-        data = repo.git.cat_file("blob", f":{relative}", stdout_as_string=False)
-    except git.GitCommandError:
+    done = _run_git(top, "--literal-pathspecs", "cat-file", "blob", f":{relative}")
+    if done.returncode != 0:
         return None
-    assert isinstance(data, bytes)
-    return decode_utf8(data, path)
+    return decode_utf8(done.stdout, path)
+
+
+def init_repository(path: Path) -> Workspace:
+    """``git init`` the folder ``path`` (it must exist) and return its workspace. Commits
+    made through the workspace fall back to a "memento" identity when git has none."""
+    done = _run_git(path, "init", "-q")
+    if done.returncode != 0:
+        reason = os.fsdecode(done.stderr).strip().splitlines()[:1] or [f"exit {done.returncode}"]
+        raise UserError(f"git init failed in {path}: {reason[0]}")
+    return Workspace(path)
 
 
 class FileChange(NamedTuple):
@@ -102,7 +148,7 @@ class Workspace:
 
     def __init__(self, root: Path) -> None:
         self._repo = open_repo(root)
-        top = self._repo.working_tree_dir
+        top = self._repo.top
         if top is None:
             raise UserError(
                 f"{root}: a bare repository has no working tree; run memento in a clone"
@@ -129,6 +175,11 @@ class Workspace:
         found += [_untracked_change(self.root, path) for path in self._untracked(keep)]
         return sorted(found, key=lambda change: change.path)
 
+    def commit_count(self) -> int:
+        """How many commits HEAD's history holds (0 on an unborn branch)."""
+        status, out, _ = self._try_git("rev-list", "--count", "HEAD")
+        return int(out.decode().strip()) if status == 0 else 0
+
     def is_clean(self, keep: Sequence[str] = ()) -> bool:
         """True when index and work tree equal HEAD, untracked files matching ``keep`` aside."""
         return not self._tracked_dirty() and not self._untracked(keep)
@@ -137,7 +188,7 @@ class Workspace:
         """A sha256 per file of .git/config, .git/hooks/ and .git/info/, keyed by its path
         relative to .git; the executable bit counts (it is what turns a hook on). The tick's
         own scratch files under .git/memento/ are not part of it."""
-        common = Path(self._repo.common_dir)
+        common = self._repo.common_dir
         found: dict[str, str] = {}
         for path in [common / "config", *_walk(common / "hooks"), *_walk(common / "info")]:
             digest = _file_digest(path)
@@ -311,25 +362,9 @@ class Workspace:
     def _try_git(
         self, *args: str, stdin: bytes | None = None, config: Iterable[str] = ()
     ) -> tuple[int, bytes, str]:
-        executable = self._repo.git.GIT_PYTHON_GIT_EXECUTABLE or "git"
         settings = [part for setting in config for part in ("-c", setting)]
-        command = [executable, *_SAFE_OPTIONS, *settings, *args]
-        try:
-            with tempfile.TemporaryFile() as source:
-                source.write(stdin or b"")
-                source.seek(0)
-                status, out, err = self._repo.git.execute(
-                    command,
-                    istream=source,
-                    with_extended_output=True,
-                    with_exceptions=False,
-                    stdout_as_string=False,
-                    strip_newline_in_stdout=False,
-                )
-        except git.GitCommandNotFound:
-            raise UserError("git is not installed or not on PATH; install git") from None
-        assert isinstance(out, bytes)
-        return status, out, err
+        done = _run_git(self.root, *_SAFE_OPTIONS, *settings, *args, stdin=stdin)
+        return done.returncode, done.stdout, os.fsdecode(done.stderr)
 
 
 # -- pure helpers ---------------------------------------------------------------------------

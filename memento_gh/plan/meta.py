@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 from memento_gh.plan import values
@@ -78,6 +76,8 @@ def check_meta_value(name: str, raw: str) -> str | None:
     """The problem with ``name: raw`` as a sentence, or None when it is fine."""
     key = META_KEYS.get(name)
     if key is None:
+        import difflib  # only for the message about a mistyped key
+
         close = difflib.get_close_matches(name, META_KEYS, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(META_KEYS)}"
         return f"unknown Meta key {name!r}{hint}"
@@ -88,8 +88,7 @@ def check_meta_value(name: str, raw: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """The Meta section with defaults filled in; invalid values fall back to the default
     (the validator reports them, and a tick refuses to run on an invalid plan)."""
 
@@ -115,7 +114,7 @@ class Settings:
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, str]) -> Settings:
-        known = {field.name for field in fields(cls)}
+        known = cls._fields
         chosen: dict[str, Any] = {}
         for name, text in raw.items():
             if name not in known:

@@ -6,7 +6,6 @@ Line numbers are 0-based indexes into ``Plan.lines``; messages add 1.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple, TypeVar
 
@@ -142,8 +141,7 @@ class Task(NamedTuple):
         return f"{self.id}{module} {self.description}".rstrip()
 
 
-@dataclass(frozen=True)
-class Phase:
+class Phase(NamedTuple):
     number: int
     title: str
     line: int
@@ -158,22 +156,43 @@ class Phase:
         return f"Phase {self.number}"
 
 
-@dataclass(frozen=True)
 class Plan:
-    lines: tuple[str, ...]
-    eols: tuple[str, ...]
-    bom: bool = False
-    title: str | None = None
-    meta_line: int | None = None
-    meta: Mapping[str, MetaEntry] = field(default_factory=dict)
-    meta_end: int | None = None
-    phases: tuple[Phase, ...] = ()
-    tasks: tuple[Task, ...] = ()
-    problems: tuple[Problem, ...] = ()
-    #: line indexes of every list item that starts with a ``[?]`` box (tasks or not)
-    checkbox_lines: tuple[int, ...] = ()
-    #: line ranges ``[start, end)`` whose Markdown needs a CommonMark reading to be sure
-    unusual_chunks: tuple[tuple[int, int], ...] = ()
+    """A parsed plan: its lines (without endings) and what the scanner found in them.
+
+    A plain class (no dataclass machinery to import: ``memento validate`` is judged on its
+    start-up time); treat it as immutable.
+    """
+
+    def __init__(
+        self,
+        lines: tuple[str, ...],
+        eols: tuple[str, ...],
+        *,
+        bom: bool = False,
+        title: str | None = None,
+        meta_line: int | None = None,
+        meta: Mapping[str, MetaEntry] | None = None,
+        meta_end: int | None = None,
+        phases: tuple[Phase, ...] = (),
+        tasks: tuple[Task, ...] = (),
+        problems: tuple[Problem, ...] = (),
+        checkbox_lines: tuple[int, ...] = (),
+        unusual_chunks: tuple[tuple[int, int], ...] = (),
+    ) -> None:
+        self.lines = lines
+        self.eols = eols
+        self.bom = bom
+        self.title = title
+        self.meta_line = meta_line
+        self.meta: Mapping[str, MetaEntry] = meta or {}
+        self.meta_end = meta_end
+        self.phases = phases
+        self.tasks = tasks
+        self.problems = problems
+        #: line indexes of every list item that starts with a ``[?]`` box (tasks or not)
+        self.checkbox_lines = checkbox_lines
+        #: line ranges ``[start, end)`` whose Markdown needs a CommonMark reading to be sure
+        self.unusual_chunks = unusual_chunks
 
     @cached_property
     def by_id(self) -> Mapping[str, Task]:

@@ -12,7 +12,6 @@ validator can check it against mistune.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from memento_gh.markdown import INSIDE, NORMAL, CodeTracker
 from memento_gh.plan.model import (
@@ -102,15 +101,17 @@ class _OpenTask:
         self.fields: dict[str, Field] = {}
 
 
-@dataclass
 class _OpenPhase:
-    number: int
-    title: str
-    line: int
-    parallel: bool | None = None
-    depends: tuple[int, ...] | None = None
-    depends_line: int | None = None
-    task_ids: list[str] = field(default_factory=list)
+    """A phase whose tasks are still being read."""
+
+    def __init__(self, number: int, title: str, line: int) -> None:
+        self.number = number
+        self.title = title
+        self.line = line
+        self.parallel: bool | None = None
+        self.depends: tuple[int, ...] | None = None
+        self.depends_line: int | None = None
+        self.task_ids: list[str] = []
 
 
 class _Scanner:
@@ -137,19 +138,27 @@ class _Scanner:
 
     def run(self) -> None:
         code = self.code
-        for number, line in enumerate(self.lines):
+        lines = self.lines
+        number, total = 0, len(lines)
+        while number < total:
+            line = lines[number]
             stripped = line.lstrip(" \t")
             if not stripped and not code.open:
+                number += 1
                 continue
             if code.open or stripped[0] in "`~<":
                 kind = code.step(number, stripped)
                 if kind != NORMAL:
                     self._code_line(line, stripped, kind)
+                    number += 1
                     continue
-            task = self.task
-            if task is not None and stripped[0] == "-" and self._field_line(number, line, stripped):
-                continue
+            if self.task is not None and stripped[0] == "-":
+                read = self._field_lines(number)
+                if read:
+                    number += read
+                    continue
             self._line(number, line, stripped)
+            number += 1
         self._finish()
 
     def _code_line(self, line: str, stripped: str, kind: str) -> None:
@@ -158,32 +167,40 @@ class _Scanner:
         if kind != INSIDE and task and len(line) - len(stripped) <= len(task.indent):
             self._close_task()
 
-    def _field_line(self, number: int, line: str, stripped: str) -> bool:
-        """The common case, ``  - key: value`` under a task, read without regular
-        expressions (large plans are mostly field lines); False leaves the line to
-        the general path."""
+    def _field_lines(self, first: int) -> int:
+        """Read the run of ``  - key: value`` lines under the open task that starts at
+        ``first``, in one tight loop without regular expressions (a large plan is mostly
+        field lines); returns how many lines it read, 0 leaving the line to ``_line``."""
         task = self.task
         assert task is not None
-        indent = len(line) - len(stripped)
-        if indent <= task.indent_width or stripped[1:2] != " ":
-            return False
-        colon = stripped.find(":", 3)
-        key = stripped[2:colon]
-        if colon < 0 or not (key.isidentifier() and key.isascii() and key[0] != "_"):
-            return False
-        if stripped[colon + 1 : colon + 2] not in ("", " ", "\t"):
-            return False
-        if not 2 <= indent <= 5 or "\t" in line[:indent]:
-            self.chunk_unusual = True
-        value = stripped[colon + 1 :].lstrip(" \t")
-        start = len(line) - len(value)
-        value = value.rstrip(" \t")
-        if key in task.fields:
-            self._duplicate_field(number, key)
-        else:
-            task.fields[key] = _new_field(Field, (key, value, number, start, start + len(value)))
-        task.last = number
-        return True
+        lines, fields, width = self.lines, task.fields, task.indent_width
+        number, total = first, len(lines)
+        while number < total:
+            line = lines[number]
+            stripped = line.lstrip(" \t")
+            indent = len(line) - len(stripped)
+            if stripped[:2] != "- " or indent <= width:
+                break
+            colon = stripped.find(":", 3)
+            key = stripped[2:colon]
+            if colon < 0 or not (key.isidentifier() and key.isascii() and key[0] != "_"):
+                break
+            after = stripped[colon + 1 : colon + 2]
+            if after and after not in " \t":
+                break
+            if not 2 <= indent <= 5 or "\t" in line[:indent]:
+                self.chunk_unusual = True
+            value = stripped[colon + 1 :].lstrip(" \t")
+            start = len(line) - len(value)
+            value = value.rstrip(" \t")
+            if key in fields:
+                self._duplicate_field(number, key)
+            else:
+                fields[key] = _new_field(Field, (key, value, number, start, start + len(value)))
+            number += 1
+        if number > first:
+            task.last = number - 1
+        return number - first
 
     def _finish(self) -> None:
         end = len(self.lines)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
@@ -121,6 +120,8 @@ def _field_problems(plan: Plan, task: Task) -> Iterator[Problem]:
             )
     for key, found in task.fields.items():
         if key not in TASK_FIELDS:
+            import difflib  # only for the message about a mistyped field
+
             close = difflib.get_close_matches(key, TASK_FIELDS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             yield Problem(found.line + 1, WARNING, f"unknown task field {key!r}{hint}")

@@ -1,0 +1,148 @@
+"""Whole-process cost of `memento tick`, and prompt size against plan size.
+
+    .venv/bin/python benchmarks/bench_tick.py [--rounds N]
+
+A tick here runs a no-op agent (`true`) on a task whose verify is `true`, so what is
+measured is memento's own work: start-up, reading and validating the plan, the claim, the
+guards, the bookkeeping and one git commit. The baseline is what any tick must pay at
+least: a bare `python -c pass` plus one `git commit`, measured in the same rounds. After
+each tick the repository is reset to its first commit (not timed), so every round runs
+the same task. Target (issue #3): at most 3x the baseline at 1,000 tasks, growing
+linearly; and the prompt for the same task equal (within 5%) in a 10-task and a
+10,000-task plan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = (10, 1_000, 10_000)
+TASKS_PER_PHASE = 100
+
+
+def plan_text(tasks: int) -> str:
+    parts = [
+        "# MASTER_PLAN: Bench\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n",
+        f"- total_ticks: 0\n- total_tasks: {tasks}\n- completed_tasks: 0\n\n",
+    ]
+    for phase in range((tasks + TASKS_PER_PHASE - 1) // TASKS_PER_PHASE):
+        parts.append(
+            f"## Phase {phase + 1}: Part {phase + 1}\n<!-- parallel: false -->\n"
+            "<!-- depends: none -->\n\n"
+        )
+        for offset in range(min(TASKS_PER_PHASE, tasks - phase * TASKS_PER_PHASE)):
+            number = phase * TASKS_PER_PHASE + offset + 1
+            parts.append(
+                f"- [ ] `T-{number}` [MODULE:core] Step {number}\n"
+                f"  - verify: `true`\n  - context_files: [src/step_{number}.py]\n"
+                "  - estimate: 1min\n  - retries: 0\n\n"
+            )
+    return "".join(parts)
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def make_repo(root: Path, name: str, tasks: int | None) -> Path:
+    repo = root / name
+    (repo / "docs").mkdir(parents=True)
+    git(repo, "init", "-q")
+    git(repo, "config", "user.name", "Bench")
+    git(repo, "config", "user.email", "bench@localhost")
+    if tasks is not None:
+        (repo / "docs" / "MASTER_PLAN.md").write_text(plan_text(tasks), encoding="utf-8")
+        map_text = "# PROJECT MAP\n\n## Module Registry\n\n### [MODULE:core]\n- Purpose: all\n"
+        (repo / "docs" / "PROJECT_MAP.md").write_text(map_text, encoding="utf-8")
+    (repo / ".gitignore").write_text("logs/\n.memento.lock\n.memento_alert\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    return repo
+
+
+# Installed packages run from cached bytecode (pip compiles it at install time); a shell
+# that sets PYTHONDONTWRITEBYTECODE would make every run recompile memento from source.
+RUN_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=RUN_ENV)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{command} failed:\n{done.stdout.decode()}{done.stderr.decode()}")
+    return elapsed
+
+
+def tick_once(repo: Path, start: str) -> float:
+    command = [sys.executable, "-m", "memento_gh", "tick", "--agent-cmd", "true"]
+    elapsed = timed(command, repo)
+    if "complete T-1 " not in git(repo, "log", "-1", "--format=%s") + " ":
+        raise SystemExit(f"the tick in {repo} did not complete T-1")
+    git(repo, "reset", "-q", "--hard", start)
+    git(repo, "clean", "-qfdx")
+    return elapsed
+
+
+def baseline_once(scratch: Path) -> float:
+    python = timed([sys.executable, "-c", "pass"], scratch)
+    commit = timed(["git", "commit", "-q", "--allow-empty", "-m", "bench"], scratch)
+    return python + commit
+
+
+def prompt_bytes(tasks: int) -> int:
+    from memento_gh.engine import prompt
+    from memento_gh.plan.scanner import parse
+
+    plan = parse(plan_text(tasks))
+    task = plan.tasks[0]
+    return len(
+        prompt.build_prompt(
+            system="system",
+            task_block=prompt.task_block(plan, task),
+            task=task,
+            module_entry=None,
+            notes=(),
+            context=(),
+        ).encode("utf-8")
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        scratch = make_repo(root, "scratch", None)
+        repos = {size: make_repo(root, f"plan-{size}", size) for size in SIZES}
+        starts = {size: git(repo, "rev-parse", "HEAD") for size, repo in repos.items()}
+        samples: dict[str, list[float]] = {"baseline": []}
+        samples.update({f"tick {size:>6,} tasks": [] for size in SIZES})
+        tick_once(repos[SIZES[0]], starts[SIZES[0]])  # warm caches and .pyc files
+        for _ in range(args.rounds):
+            samples["baseline"].append(baseline_once(scratch))
+            for size, repo in repos.items():
+                samples[f"tick {size:>6,} tasks"].append(tick_once(repo, starts[size]))
+    base = statistics.median(samples["baseline"])
+    print(f"median of {args.rounds} rounds, {sys.executable} ({sys.version.split()[0]})")
+    print(f"{'case':<24}{'median ms':>10}{'x baseline':>12}")
+    for name, values in samples.items():
+        median = statistics.median(values)
+        print(f"{name:<24}{median * 1000:>10.1f}{median / base:>12.2f}")
+    small, large = prompt_bytes(10), prompt_bytes(10_000)
+    print(f"prompt bytes for T-1: {small} (10 tasks) vs {large} (10,000 tasks), "
+          f"ratio {large / small:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
