@@ -139,8 +139,10 @@ def main() -> int:
         median = statistics.median(values)
         print(f"{name:<24}{median * 1000:>10.1f}{median / base:>12.2f}")
     small, large = prompt_bytes(10), prompt_bytes(10_000)
-    print(f"prompt bytes for T-1: {small} (10 tasks) vs {large} (10,000 tasks), "
-          f"ratio {large / small:.3f}")
+    print(
+        f"prompt bytes for T-1: {small} (10 tasks) vs {large} (10,000 tasks), "
+        f"ratio {large / small:.3f}"
+    )
     return 0
 
 

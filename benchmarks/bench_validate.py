@@ -80,7 +80,9 @@ def timed(command: list[str]) -> float:
     done = subprocess.run(command, capture_output=True, check=False, env=RUN_ENV)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stdout.decode()}{done.stderr.decode()}")
+        raise SystemExit(
+            f"{' '.join(command)} failed:\n{done.stdout.decode()}{done.stderr.decode()}"
+        )
     return elapsed
 
 

@@ -86,6 +86,21 @@ def _add_tick(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     parser.set_defaults(command="tick")
 
 
+def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "demo",
+        help="run a sample project to completion offline, with a scripted agent",
+        description="Create a small sample project (a git repository with a plan of six "
+        "tasks) and run ticks with a built-in scripted agent, no LLM needed, until the plan "
+        "rests: a success, a failure and retry, a guard violation rolled back, a blocked "
+        "task unblocked by a note and `memento retry`, and completion.",
+    )
+    parser.add_argument(
+        "path", nargs="?", type=Path, help="where to create it (default: a new temporary folder)"
+    )
+    parser.set_defaults(command="demo")
+
+
 CONTROL_ACTIONS = ("pause", "resume", "stop", "retry", "skip", "note")
 
 
@@ -156,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_status(commands)
     _add_tick(commands)
     _add_controls(commands)
+    _add_demo(commands)
     return parser
 
 
@@ -166,6 +182,7 @@ HANDLERS = {
     "status": "memento_gh.commands.status",
     "next": "memento_gh.commands.status",
     "tick": "memento_gh.commands.tick",
+    "demo": "memento_gh.commands.demo",
     **dict.fromkeys(CONTROL_ACTIONS, "memento_gh.commands.control"),
 }
 

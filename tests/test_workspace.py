@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.errors import UserError
-from memento_gh.workspace import FileChange, RollbackReport, Workspace
+from memento_gh.workspace import FileChange, RollbackReport, Workspace, init_repository
 from testing.repos import commit_all, git, init_repo
 
 APP = b"one\ntwo\nthree\n"
@@ -660,3 +660,27 @@ def test_the_fingerprint_changes_when_a_hook_is_made_executable(repo: Path) -> N
     before = workspace.git_fingerprint()
     make_executable(hook)
     assert workspace.git_fingerprint() != before
+
+
+def test_init_repository_makes_a_repository_whose_commits_need_no_identity(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "new"
+    folder.mkdir()
+    write(folder, "a.txt", "a\n")
+
+    workspace = init_repository(folder)
+    assert workspace.commit_count() == 0
+    sha = workspace.commit("first\n")
+
+    assert workspace.root.resolve() == folder.resolve()
+    assert git(folder, "rev-parse", "HEAD").strip() == sha
+    assert git(folder, "log", "--format=%an <%ae>|%s").strip() == (
+        "memento <memento@localhost>|first"
+    )
+    assert workspace.commit_count() == 1
+
+
+def test_init_repository_in_a_missing_folder_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="no such folder"):
+        init_repository(tmp_path / "missing")

@@ -13,6 +13,7 @@ Linux only a cgroup could catch it, which a tick does not need.
 from __future__ import annotations
 
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -137,6 +138,9 @@ def _wait_for_exit(child: subprocess.Popen[bytes], started: float, timeout: floa
     cannot be reused before the group is cleaned up.
     """
     deadline = None if timeout is None else started + timeout
+    exited = _wait_on_pidfd(child, deadline)
+    if exited is not None:
+        return exited
     delay = _POLL
     while not _has_exited(child):
         now = time.monotonic()
@@ -146,6 +150,27 @@ def _wait_for_exit(child: subprocess.Popen[bytes], started: float, timeout: floa
         time.sleep(pause)
         delay = min(delay * 1.5, 0.1)
     return True
+
+
+def _wait_on_pidfd(child: subprocess.Popen[bytes], deadline: float | None) -> bool | None:
+    """Linux: sleep until the child exits or the deadline passes (a pidfd turns readable
+    when its process ends, reaped or not), instead of polling; None where unsupported."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        descriptor = pidfd_open(child.pid)
+    except OSError:
+        return None
+    try:
+        while not _has_exited(child):
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            select.select([descriptor], [], [], remaining)
+        return True
+    finally:
+        os.close(descriptor)
 
 
 def _has_exited(child: subprocess.Popen[bytes]) -> bool:
@@ -173,6 +198,11 @@ def _stop_group(pgid: int, grace: float) -> None:
         # Also reached when a second Ctrl-C interrupts the grace period.
         if _group_alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
+            # SIGKILL is delivered asynchronously: wait (briefly) until the kernel has
+            # really ended them, so that "the group is gone" holds when we return.
+            deadline = time.monotonic() + 2.0
+            while _group_alive(pgid) and time.monotonic() < deadline:
+                time.sleep(_POLL)
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -202,6 +232,53 @@ def _in_group(entry: os.DirEntry[str], pgid: int) -> bool:
     # state ppid pgrp ...
     fields = raw[raw.rindex(b")") + 2 :].split()
     return int(fields[2]) == pgid and fields[0] not in (b"Z", b"X")
+
+
+def stop_tagged(name: str, value: str, grace: float = DEFAULT_GRACE) -> list[int]:
+    """Stop the process groups of every process whose environment holds ``name=value``, the
+    way a finished command's group is stopped; return the ids of the groups stopped.
+
+    A tick that is SIGKILLed cannot stop its agent or verify command: they outlive it and
+    could go on writing into the next tick's change. Each tick tags the commands it starts
+    with a value of its own (in their environment, which their children inherit) and records
+    it, so the next tick can find and stop what is left. The tag, not a recorded group id,
+    decides: once a group has died its id can be reused by an unrelated one.
+
+    Needs Linux's /proc; elsewhere nothing can be found and nothing is stopped.
+    """
+    if not _PROC.joinpath("self", "environ").exists():
+        return []
+    needle = os.fsencode(f"{name}={value}")
+    stopped: list[int] = []
+    # A tagged process may start another between the scan and the kill; a second scan
+    # finds it (a group kill reaches every member there is at that instant).
+    for _ in range(3):
+        groups = sorted(_tagged_groups(needle) - {os.getpgrp()})
+        if not groups:
+            break
+        for pgid in groups:
+            _stop_group(pgid, grace)
+        stopped += [pgid for pgid in groups if pgid not in stopped]
+    return stopped
+
+
+def _tagged_groups(needle: bytes) -> set[int]:
+    """The process groups of live processes whose environment holds ``needle``."""
+    groups: set[int] = set()
+    for entry in os.scandir(_PROC):
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = Path(entry.path, "environ").read_bytes()
+            raw = Path(entry.path, "stat").read_bytes()
+        except OSError:  # gone, or another user's
+            continue
+        if needle not in environ.split(b"\0"):
+            continue
+        fields = raw[raw.rindex(b")") + 2 :].split()
+        if fields[0] not in (b"Z", b"X"):
+            groups.add(int(fields[2]))
+    return groups
 
 
 class _Collector:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -23,7 +24,17 @@ from memento_gh import files
 from memento_gh.docs import notes as notes_doc
 from memento_gh.docs import status_log
 from memento_gh.docs.project_map import parse_project_map
-from memento_gh.engine import agents, breaker, context, globs, guards, prompt, schedule, verify
+from memento_gh.engine import (
+    agents,
+    breaker,
+    context,
+    globs,
+    guards,
+    process,
+    prompt,
+    schedule,
+    verify,
+)
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
 from memento_gh.plan import editor
@@ -37,6 +48,9 @@ Clock = Callable[[], datetime]
 STATUS_HEADER = "# TICK STATUS LOG\n\n"
 #: Files the engine itself writes during a tick; never the agent's change, never committed.
 WORKING_FILES = ("logs/", ".memento.lock", ".memento_alert")
+#: Set in the environment of the agent and verify to a value of this tick's own (their
+#: children inherit it), so that the next tick can stop what a killed tick left running.
+RUN_TAG = "MEMENTO_RUN"
 DEFAULT_SYSTEM_PROMPT = (
     "You are the worker of one memento tick. Do exactly the task below by editing files; "
     "stay inside its context_files, touch no guard_files, run no git command that changes "
@@ -144,6 +158,7 @@ class _Tick:
         self.outcomes: list[TaskOutcome] = []
         self.current: Plan | None = None
         self.keep: list[str] | None = None
+        self.run_tag = secrets.token_hex(16)
         self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
 
     # -- the tick ---------------------------------------------------------------------------
@@ -155,10 +170,14 @@ class _Tick:
         if mode != "auto":
             return self._skip(f"Tick skipped: mode={mode}")
         self._require_clean_tree()
+        # From here until the tick ends, whatever differs from HEAD is this tick's unfinished
+        # work: the marker tells the next tick to roll it back if this one dies.
+        self._mark_running(None)
         plan = self._reset_stale_claims(plan)
         reason = breaker.disk_reason(plan.settings, _free_disk(self.root))
         if reason:
             self._trip_breaker(reason)
+            self._clear_running_marker()
             return TickResult("ran", None, (), f"circuit breaker: {reason}")
         try:
             self._run_tasks(plan)
@@ -166,6 +185,7 @@ class _Tick:
             self._git_failed(error)
             raise
         self._after_tasks()
+        self._clear_running_marker()
         return self._result()
 
     def _git_failed(self, error: GitError) -> None:
@@ -224,24 +244,24 @@ class _Tick:
             outcome = self._succeed(task, attempt)
         else:
             outcome = self._fail(task, attempt)
-        self._clear_running_marker()
+        self._mark_running(None)
         self.say(f"  {outcome.outcome}: {outcome.message}")
         return outcome
 
     def _claim(self, task: Task) -> Plan:
         """Mark the task [~] with who and when; the claim stays uncommitted on a local run.
         A marker under .git/ says a tick is running it, so a tick that dies is recognised."""
+        # The marker first: a tick that dies between the two writes leaves a claim that the
+        # next tick knows to undo, not an uncommitted plan edit that blocks every tick.
+        self._mark_running(task.id)
+        checkpoint("marked", self.environ)
         moment = format_time(self.clock())
-        claimed = self._edit_plan(
+        return self._edit_plan(
             lambda plan: [
                 editor.set_status(plan, task.id, RUNNING),
                 editor.set_field(plan, task.id, "claimed", f"{moment} {self.config.worker_id}"),
             ]
         )
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        marker = {"task": task.id, "tick": self.tick_number, "worker": self.config.worker_id}
-        (self.scratch / "running.json").write_text(json.dumps(marker), encoding="utf-8")
-        return claimed
 
     def _attempt(self, task: Task, claimed: Plan) -> _Attempt:
         started = self.clock()
@@ -294,7 +314,7 @@ class _Tick:
             return agents.run_agent(
                 argv,
                 repo=self.root,
-                env=agents.agent_env(self.environ),
+                env=self._child_env(),
                 timeout=plan.settings.agent_timeout,
                 log=self.log_path,
                 prompt_file=prompt_file,
@@ -333,21 +353,26 @@ class _Tick:
 
     def _agent_changes(self, plan_untouched: bool) -> list[FileChange]:
         """The agent's change: everything that differs from HEAD except the engine's own
-        working files and the claim the engine itself wrote into the plan."""
+        working files, the claim the engine itself wrote into the plan, and untracked files
+        .memento_cleanignore keeps (a developer's .env is nobody's change, nor committed)."""
         plan_path = self._relative(self.layout.plan)
         own_claim = plan_untouched
         return [
             change
-            for change in self.workspace.changes()
+            for change in self.workspace.changes(self._cleanup_keep())
             if not _is_working_file(change.path) and not (own_claim and change.path == plan_path)
         ]
+
+    def _child_env(self) -> dict[str, str]:
+        """The environment of the agent and verify: no credentials, and this tick's tag."""
+        return {**agents.agent_env(self.environ), RUN_TAG: self.run_tag}
 
     def _verify(self, task: Task, settings: Settings) -> verify.VerifyResult:
         command = task.verify or "false"
         return verify.run_verify(
             command,
             cwd=self.root,
-            env=agents.agent_env(self.environ),
+            env=self._child_env(),
             timeout=task.timeout or settings.verify_timeout,
             log=self.log_path,
         )
@@ -394,9 +419,9 @@ class _Tick:
         max_retries = plan.settings.max_retries
         blocked = retries >= max_retries
         outcome = "blocked" if blocked else "failed"
-        failed_ticks = plan.settings.consecutive_failed_ticks + 1
-        if any(o.outcome == "success" for o in self.outcomes):
-            failed_ticks = plan.settings.consecutive_failed_ticks
+        # The breaker counts failed ticks (seed §7.4): only the tick's first task moves the
+        # count; a later one finds it already raised, or reset by a success.
+        failed_ticks = plan.settings.consecutive_failed_ticks + (0 if self.outcomes else 1)
 
         def edits(plan: Plan) -> list[editor.Edit]:
             found: list[editor.Edit] = [
@@ -452,6 +477,7 @@ class _Tick:
             max_retries=plan.settings.max_retries,
             verify_head=check.head if check else "",
             exit_code=check.exit_code if check else None,
+            verify_timed_out=check.timed_out if check else False,
             duration=(self.clock() - attempt.started).total_seconds(),
             error_analysis=None if success else _analysis(attempt),
             files=tuple((c.path, c.added, c.removed) for c in attempt.changes) if success else None,
@@ -477,23 +503,35 @@ class _Tick:
 
     def _recover_dead_tick(self) -> None:
         """A running-marker while we hold the lock means the tick that wrote it died (killed,
-        out of memory, power cut): undo its half-done work and count the attempt as failed."""
+        out of memory, power cut): stop the agent or verify it left running, undo its
+        half-done work and, when it died during a task, count the attempt as failed."""
         marker = self.scratch / "running.json"
         if not marker.exists():
             return
         try:
-            task_id = json.loads(marker.read_text(encoding="utf-8")).get("task")
+            found = json.loads(marker.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            task_id = None
-        self.workspace.rollback(self._cleanup_keep(), label="dead-tick")
-        marker.unlink(missing_ok=True)
+            found = {}
+        found = found if isinstance(found, dict) else {}
+        task_id, tag = found.get("task"), found.get("run")
+        if isinstance(tag, str) and tag:
+            groups = process.stop_tagged(RUN_TAG, tag)
+            if groups:
+                self.say(f"Stopped {len(groups)} process group(s) the dead tick left running")
+        report = self.workspace.rollback(self._cleanup_keep(), label="dead-tick")
         plan = self._reload()
         task = plan.task(task_id) if isinstance(task_id, str) else None
         if task is None or task.marker not in (PENDING, RUNNING):
-            return  # it died after its commit: the task's result is already recorded
-        self.say(f"Recovered from a tick that died while running {task.id}")
-        died = ("the previous tick died while running this task",)
-        self._fail(task, _Attempt(died, None, None, (), self.clock()))
+            # It died outside a task, or after the task's commit: that result is recorded.
+            if report.restored or report.removed:
+                self.say("Rolled back the uncommitted bookkeeping of a tick that died")
+        else:
+            self.say(f"Recovered from a tick that died while running {task.id}")
+            died = ("the previous tick died while running this task",)
+            # The marker stays until this is committed: dying here is recovered the same way.
+            self._fail(task, _Attempt(died, None, None, (), self.clock()))
+            self.tick_number = None  # that was the dead tick's number; this tick is the next
+        marker.unlink(missing_ok=True)
 
     def _reset_stale_claims(self, plan: Plan) -> Plan:
         now = self.clock()
@@ -520,6 +558,7 @@ class _Tick:
         for task in stale:
             self._append_event(f"Stale [~] detected on {task.id}, reset to [ ]")
         ids = ", ".join(task.id for task in stale)
+        checkpoint("stale-reset-written", self.environ)
         self.workspace.commit(f"memento: reset stale claim on {ids}", self._bookkeeping_paths())
         self.say(f"Reset stale claims: {ids}")
         return self._plan()
@@ -559,6 +598,7 @@ class _Tick:
     def _trip_breaker(self, reason: str) -> None:
         self._edit_plan(lambda plan: [editor.set_meta(plan, "tick_mode", "paused")])
         self._append_event(breaker.BREAKER_LINE.format(reason=reason))
+        self._write_alert(self._plan())  # before the commit, which fails when git is broken
         self.workspace.commit(
             "memento: circuit breaker paused the plan\n\n" + reason + "\n",
             self._bookkeeping_paths(),
@@ -653,6 +693,17 @@ class _Tick:
             patterns = context.read_ignore_file(keep_file) if keep_file.exists() else []
             self.keep = [*patterns, *WORKING_FILES]
         return self.keep
+
+    def _mark_running(self, task_id: str | None) -> None:
+        """Say under .git/ that this tick is writing (and which task it runs), with the tag
+        of the processes it starts."""
+        marker = {
+            "task": task_id,
+            "tick": self.tick_number,
+            "worker": self.config.worker_id,
+            "run": self.run_tag,
+        }
+        files.write_atomic(self.scratch / "running.json", json.dumps(marker))
 
     def _clear_running_marker(self) -> None:
         (self.scratch / "running.json").unlink(missing_ok=True)

@@ -321,7 +321,9 @@ def test_gitignore_keeps_user_lines_and_crlf_and_gains_ours_once(tmp_path: Path)
     lines = after_first.decode().split("\r\n")
     for line in OUR_IGNORES:
         assert lines.count(line) == 1
-    assert "updated .gitignore (added logs/, .memento.lock, .memento_alert, .aider*)" in first.stdout
+    assert (
+        "updated .gitignore (added logs/, .memento.lock, .memento_alert, .aider*)" in first.stdout
+    )
 
 
 def test_gitignore_lines_the_user_wrote_differently_are_not_repeated() -> None:

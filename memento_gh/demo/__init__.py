@@ -1,0 +1,1 @@
+"""``memento demo``: a sample project, its plan, and a scripted worker that needs no LLM."""
