@@ -190,8 +190,9 @@ class _Tick:
 
     def _git_failed(self, error: GitError) -> None:
         """Git broke in the middle of a task: pause the plan (and try to record why), so
-        that no further tick runs on a repository in an unknown state."""
-        self._clear_running_marker()
+        that no further tick runs on a repository in an unknown state. The running-marker
+        stays: once git works again, the next tick rolls the half-done task back and counts
+        the attempt, as for a tick that died."""
         try:
             self._trip_breaker(f"git failed: {error}")
         except (GitError, OSError):
