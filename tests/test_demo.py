@@ -341,6 +341,7 @@ def test_the_sample_plan_validates_without_a_problem() -> None:
     assert task.verify is not None
     assert shlex.split(task.verify) == [
         "/opt/my python/bin/python3",
+        "-B",
         "tests/check.py",
         "tests.test_add",
     ]

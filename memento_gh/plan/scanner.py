@@ -157,7 +157,11 @@ class _Scanner:
                 if read:
                     number += read
                     continue
-            self._line(number, line, stripped)
+            if line[:3] == "- [" and line[5:6] == "]" and line[6:7] in ("", " ", "\t"):
+                # A task line at the margin, the other common line: straight to the reader.
+                self._checkbox(number, line, line[2:], 2, 0, ordered=False)
+            else:
+                self._line(number, line, stripped)
             number += 1
         self._finish()
 
