@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,13 +26,20 @@ MISSING = "no such file; run `memento init` to create it"
 NOT_STAGED = "not in git's index; `git add` it, or check the working tree without --index"
 
 
+@functools.lru_cache(maxsize=4)
+def parse_once(text: str) -> Plan:
+    """The plan's parse, shared by the checks of the plan and of the notes (which need its
+    task IDs): a 10,000-task plan takes a good part of validate's time to read."""
+    return parse(text)
+
+
 def read_working_tree(path: Path) -> str | None:
     return files.read_text(path) if path.exists() else None
 
 
 def check_plan_text(text: str, map_text: str | None) -> tuple[Plan, list[Problem]]:
     """The plan's problems, the map's module names taken into account when there is a map."""
-    plan = parse(text)
+    plan = parse_once(text)
     modules = None if map_text is None else parse_project_map(map_text).modules.keys()
     problems = validate_plan(plan, modules)
     problems += crosscheck(plan)
@@ -72,7 +80,7 @@ def _note_problems(text: str, plan_text: str | None) -> list[Problem]:
     notes = parse_notes(text)
     problems = list(notes.problems)
     if plan_text is not None:
-        plan = parse(plan_text)
+        plan = parse_once(plan_text)
         for note in notes.active():
             if note.target != GLOBAL and plan.task(note.target) is None:
                 problems.append(

@@ -157,7 +157,7 @@ class _Scanner:
                 if read:
                     number += read
                     continue
-            if line[:3] == "- [" and line[5:6] == "]" and line[6:7] in ("", " ", "\t"):
+            if line[:3] == "- [" and line[4:5] == "]" and line[5:6] in ("", " ", "\t"):
                 # A task line at the margin, the other common line: straight to the reader.
                 self._checkbox(number, line, line[2:], 2, 0, ordered=False)
             else:
