@@ -471,8 +471,8 @@ def _line_endings(draw: st.DrawFn, lines: list[str], mode: str) -> list[str]:
     eols = draw(
         st.lists(st.sampled_from(("\n", "\r\n", "\r")), min_size=len(lines), max_size=len(lines))
     )
-    for number in range(1, len(lines)):
-        # a lone CR, an empty line and LF would read back as one CRLF
-        if eols[number - 1] == "\r" and lines[number] == "" and eols[number] == "\n":
-            eols[number] = "\r\n"
-    return eols
+    # A lone CR, then an empty line ending in LF, reads back as one CRLF. Empty lines never
+    # end in a bare LF here, so no edit can bring such a pair together either.
+    return [
+        "\r\n" if eol == "\n" and not line else eol for line, eol in zip(lines, eols, strict=True)
+    ]

@@ -409,3 +409,17 @@ def test_several_lines_inserted_after_one_line_keep_their_order() -> None:
     )
 
     assert written == "a2\nb\nc\nd"
+
+
+def test_deleting_the_line_between_a_lone_cr_and_an_empty_lf_line_joins_them() -> None:
+    # The edit removes exactly the line's bytes; what is left, a CR then an LF, is one
+    # CRLF to any reader, so the empty line is gone. Only files mixing CR and LF meet this.
+    text = "## Phase 1: A\r- [~] `T-1` one\r  - claimed: 2025-01-15T14:35:00Z w\n\n"
+    plan = parse(text)
+    edit = editor.remove_field(plan, "T-1", "claimed")
+    assert edit is not None
+
+    written = editor.apply(plan, [edit])
+
+    assert written == "## Phase 1: A\r- [~] `T-1` one\r\n"
+    assert parse(written).eols == ("\r", "\r\n")
