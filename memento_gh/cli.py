@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeAlias
 
 from memento_gh import __version__
 from memento_gh.errors import UserError
@@ -16,7 +17,28 @@ from memento_gh.layout import Layout
 Command = Callable[[argparse.Namespace, Layout], int]
 
 
-def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, minus its start-up cost: it imports shutil (and with it the
+    compression modules) for the terminal width on every add_argument; os gives that."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
+        try:
+            columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size().columns
+        except (ValueError, OSError):
+            columns = 80
+        super().__init__(prog, indent_increment, max_help_position, width=columns - 2)
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(**kwargs)
+
+
+Subcommands: TypeAlias = "argparse._SubParsersAction[_Parser]"
+
+
+def _add_init(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "init",
         help="create the plan files, worker prompt, workflow and hook config",
@@ -28,7 +50,7 @@ def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     parser.set_defaults(command="init")
 
 
-def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_validate(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "validate",
         help="check the plan, project map and notes",
@@ -49,7 +71,7 @@ def _add_validate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     parser.set_defaults(command="validate")
 
 
-def _add_status(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_status(commands: Subcommands) -> None:
     for name, summary in (
         ("status", "progress overall and per phase, blocked and running tasks"),
         ("next", "the task the next tick would pick, or why none"),
@@ -59,7 +81,7 @@ def _add_status(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         parser.set_defaults(command=name)
 
 
-def _add_tick(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_tick(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "tick",
         help="run one tick: pick a task, run the agent, guard, verify, commit or roll back",
@@ -86,7 +108,7 @@ def _add_tick(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     parser.set_defaults(command="tick")
 
 
-def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_demo(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "demo",
         help="run a sample project to completion offline, with a scripted agent",
@@ -104,7 +126,7 @@ def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 CONTROL_ACTIONS = ("pause", "resume", "stop", "retry", "skip", "note")
 
 
-def _add_controls(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_controls(commands: Subcommands) -> None:
     for action, summary in (
         ("pause", "set tick_mode: paused (ticks do nothing until resume)"),
         ("resume", "set tick_mode: auto (and clear the failed-tick count)"),
@@ -143,7 +165,7 @@ def _add_wait(parser: argparse.ArgumentParser, action: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memento",
         description="Run a coding agent one guarded, verified, committed tick at a time "
         "against docs/MASTER_PLAN.md.",
@@ -165,7 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder of the plan files, relative to the repository (default: docs, "
         "or $MEMENTO_PLAN_DIR)",
     )
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    # An explicit prog spares argparse building a help formatter at start-up (it imports
+    # shutil, and with it the compression modules, for the terminal width).
+    commands = parser.add_subparsers(
+        title="commands", metavar="COMMAND", prog="memento", parser_class=_Parser
+    )
     _add_init(commands)
     _add_validate(commands)
     _add_status(commands)

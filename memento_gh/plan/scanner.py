@@ -31,6 +31,9 @@ _TASK_REST = re.compile(
     r"(?:[ \t]+\[MODULE:(?P<module>[^\]\s]*)\])?"
     r"(?P<desc>(?:[ \t].*)?)$"
 )
+# A field line in its usual shape (2-5 spaces of indentation: the scanner's reading is then
+# surely CommonMark's); every other shape goes through the general path.
+_PLAIN_FIELD = re.compile(r"( {2,5})- ([A-Za-z][A-Za-z0-9_]*):(?:[ \t]+|$)")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+|$)")
 _PHASE_COMMENT = re.compile(r"<!--[ \t]*(parallel|depends)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*$")
 _ORDERED_BULLET = re.compile(r"\d{1,9}[.)](?=[ \t]|$)")
@@ -173,30 +176,21 @@ class _Scanner:
 
     def _field_lines(self, first: int) -> int:
         """Read the run of ``  - key: value`` lines under the open task that starts at
-        ``first``, in one tight loop without regular expressions (a large plan is mostly
-        field lines); returns how many lines it read, 0 leaving the line to ``_line``."""
+        ``first`` in one tight loop (a large plan is mostly field lines); returns how many
+        lines it read, 0 leaving the line to ``_line``, which reads every other shape."""
         task = self.task
         assert task is not None
         lines, fields, width = self.lines, task.fields, task.indent_width
+        match_field = _PLAIN_FIELD.match
         number, total = first, len(lines)
         while number < total:
             line = lines[number]
-            stripped = line.lstrip(" \t")
-            indent = len(line) - len(stripped)
-            if stripped[:2] != "- " or indent <= width:
+            found = match_field(line)
+            if found is None or found.end(1) <= width:
                 break
-            colon = stripped.find(":", 3)
-            key = stripped[2:colon]
-            if colon < 0 or not (key.isidentifier() and key.isascii() and key[0] != "_"):
-                break
-            after = stripped[colon + 1 : colon + 2]
-            if after and after not in " \t":
-                break
-            if not 2 <= indent <= 5 or "\t" in line[:indent]:
-                self.chunk_unusual = True
-            value = stripped[colon + 1 :].lstrip(" \t")
-            start = len(line) - len(value)
-            value = value.rstrip(" \t")
+            key = found.group(2)
+            start = found.end()
+            value = line[start:].rstrip(" \t")
             if key in fields:
                 self._duplicate_field(number, key)
             else:

@@ -7,8 +7,10 @@ Each reader takes the raw text of a value and returns a Python value, or raises
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:  # datetime is imported where times are read: validate's start-up budget
+    from datetime import datetime
 
 _DURATION_UNITS = {
     "s": 1,
@@ -166,6 +168,8 @@ class Claim(NamedTuple):
 
 def parse_time(raw: str) -> datetime:
     """ISO-8601 time; a trailing ``Z`` or no zone at all means UTC."""
+    from datetime import datetime, timezone
+
     text = raw.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -186,6 +190,8 @@ def parse_time(raw: str) -> datetime:
 
 
 def format_time(moment: datetime) -> str:
+    from datetime import timezone
+
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
