@@ -11,7 +11,10 @@ validator can check it against mistune.
 
 from __future__ import annotations
 
+import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from memento_gh.markdown import INSIDE, NORMAL, CodeTracker
 from memento_gh.plan.model import (
@@ -553,12 +556,27 @@ def _is_thematic_break(stripped: str) -> bool:
     return len(compact) >= 3 and compact[0] in "-*_" and not compact.strip(compact[0])
 
 
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: reading a large plan allocates a few hundred
+    thousand small objects, none in a cycle, and each collection the allocations trigger
+    walks them all again for nothing (a fifth of validate's time on 10,000 tasks)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def parse(text: str) -> Plan:
     """Read a plan. Never raises on bad content: problems are in ``Plan.problems``."""
     bom = text.startswith("\ufeff")
     lines, eols = split_lines(text[1:] if bom else text)
     scanner = _Scanner(lines)
-    scanner.run()
+    with _no_cyclic_gc():
+        scanner.run()
     return Plan(
         lines=tuple(lines),
         eols=tuple(eols),
