@@ -158,16 +158,17 @@ class _Scanner:
                     self._code_line(line, stripped, kind)
                     number += 1
                     continue
+            if line[:3] == "- [" and line[4:5] == "]" and line[5:6] in ("", " ", "\t"):
+                # A task line at the margin, the other common line: straight to the reader.
+                self._checkbox(number, line, line[2:], 2, 0, ordered=False)
+                number += 1
+                continue
             if self.task is not None and stripped[0] == "-":
                 read = self._field_lines(number)
                 if read:
                     number += read
                     continue
-            if line[:3] == "- [" and line[4:5] == "]" and line[5:6] in ("", " ", "\t"):
-                # A task line at the margin, the other common line: straight to the reader.
-                self._checkbox(number, line, line[2:], 2, 0, ordered=False)
-            else:
-                self._line(number, line, stripped)
+            self._line(number, line, stripped)
             number += 1
         self._finish()
 
