@@ -64,3 +64,18 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def make_folder(path: Path, command: str, hint: str) -> None:
+    """Create ``path`` (and its parents) for ``command``, or say plainly why not."""
+    from memento_gh.layout import display
+
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{display(path)} is a file; give `{command}` {hint}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(
+            f"{display(path)}: cannot create the folder ({error.strerror or error}); "
+            "check the path and its permissions"
+        ) from None

@@ -64,20 +64,12 @@ def _new_folder(path: Path | None) -> Path:
     """The demo's folder: a new temporary one, or ``path`` when it is new or empty."""
     if path is None:
         return Path(tempfile.mkdtemp(prefix="memento-demo-"))
-    if path.exists() and not path.is_dir():
-        raise UserError(f"{display(path)} is a file; give `memento demo` a new or empty folder")
     if path.is_dir() and any(path.iterdir()):
         raise UserError(
             f"{display(path)} is not empty; give `memento demo` a new or empty folder "
             "(or none: it then makes a temporary one)"
         )
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UserError(
-            f"{display(path)}: cannot create the folder ({error.strerror or error}); "
-            "check the path and its permissions"
-        ) from None
+    files.make_folder(path, "memento demo", "a new or empty folder")
     return path
 
 

@@ -275,18 +275,11 @@ def _same_text(path: Path, text: str) -> bool:
 
 
 def _make_folder(target: Path) -> None:
-    if target.exists() and not target.is_dir():
-        raise UserError(
-            f"{display(target)} is a file; give `memento init` the folder of your repository "
-            "(or the name of a new folder to create)"
-        )
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UserError(
-            f"{display(target)}: cannot create the folder ({error.strerror or error}); "
-            "check the path and its permissions"
-        ) from None
+    files.make_folder(
+        target,
+        "memento init",
+        "the folder of your repository (or the name of a new folder to create)",
+    )
 
 
 def _make_logs(target: Path) -> str:
