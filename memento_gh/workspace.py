@@ -85,6 +85,14 @@ def _run_git(
 
 def open_repo(root: Path) -> _Repository:
     """The repository ``root`` is in (``root`` may be any folder inside its work tree)."""
+    # One call in a work tree; a bare repository fails --show-toplevel and takes a second.
+    done = _run_git(
+        root, "rev-parse", "--is-bare-repository", "--git-common-dir", "--show-toplevel"
+    )
+    if done.returncode == 0:
+        bare, common, top_line = os.fsdecode(done.stdout).splitlines()[:3]
+        if bare != "true":
+            return _Repository(Path(top_line), (root / common).resolve())
     done = _run_git(root, "rev-parse", "--is-bare-repository", "--git-common-dir")
     if done.returncode != 0:
         raise UserError(f"{root}: not inside a git repository; run `git init` first")
@@ -294,12 +302,13 @@ class Workspace:
         return out.decode().strip() if status == 0 else None
 
     def _missing_identity(self) -> list[str]:
-        missing = []
-        for key, fallback in FALLBACK_IDENTITY:
-            status, out, _ = self._try_git("config", "--get", key)
-            if status != 0 or not out.strip():
-                missing.append(f"{key}={fallback}")
-        return missing
+        _, out, _ = self._try_git("config", "--get-regexp", r"^user\.(name|email)$")
+        configured = {
+            line.split(" ", 1)[0]
+            for line in os.fsdecode(out).splitlines()
+            if " " in line and line.split(" ", 1)[1].strip()
+        }
+        return [f"{key}={fallback}" for key, fallback in FALLBACK_IDENTITY if key not in configured]
 
     # -- what differs -----------------------------------------------------------------------
 
@@ -311,8 +320,14 @@ class Workspace:
         return self._git("hash-object", "-t", "tree", "--stdin", stdin=b"").decode().strip()
 
     def _tracked_changes(self) -> list[FileChange]:
-        base = self._base()
-        names = self._git("diff", base, "--name-status", "-M", *_DIFF_OPTIONS)
+        # "HEAD" saves resolving it first; only an unborn branch needs the empty tree.
+        status, names, _ = self._try_git("diff", "HEAD", "--name-status", "-M", *_DIFF_OPTIONS)
+        base = "HEAD"
+        if status != 0:
+            base = self._base()
+            names = self._git("diff", base, "--name-status", "-M", *_DIFF_OPTIONS)
+        if not names:
+            return []  # a clean tree needs no line counts
         counts = _parse_numstat(self._git("diff", base, "--numstat", "-M", *_DIFF_OPTIONS))
         found = []
         for letter, path, old_path in _parse_name_status(names):
