@@ -18,6 +18,7 @@ from memento_gh.docs import notes as notes_doc
 from memento_gh.docs import status_log
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
+from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan import editor
 from memento_gh.plan.model import DONE, PENDING, RUNNING, SKIPPED, Plan
 from memento_gh.plan.scanner import parse
@@ -83,20 +84,14 @@ def apply_control(
     wait: float = 30.0,
 ) -> str:
     """Apply one control under the repository lock; returns what happened, in a sentence."""
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(layout.lock), timeout=wait)
     try:
-        lock.acquire()
-    except Timeout:
+        with repo_lock(layout.lock, wait=wait):
+            return _apply_locked(layout, control, clock())
+    except Busy:
         raise UserError(
             f"a tick holds the lock on this repository ({layout.lock}); try again when it "
             "ends, or wait longer with --wait"
         ) from None
-    try:
-        return _apply_locked(layout, control, clock())
-    finally:
-        lock.release()
 
 
 def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:

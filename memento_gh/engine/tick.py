@@ -37,6 +37,7 @@ from memento_gh.engine import (
 )
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
+from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan import editor
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, Task
@@ -96,20 +97,14 @@ def run_tick(
     say: Callable[[str], None] = print,
 ) -> TickResult:
     """Run one tick; a tick already running on this repository makes this one a no-op."""
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(layout.lock), timeout=0)
     try:
-        lock.acquire()
-    except Timeout:
+        with repo_lock(layout.lock):
+            return _Tick(layout, config, clock, environ, say).run()
+    except Busy:
         message = "Tick skipped: another tick holds the lock on this repository"
         _log_line(layout, clock(), message)
         say(message)
         return TickResult("skipped", None, (), message)
-    try:
-        return _Tick(layout, config, clock, environ, say).run()
-    finally:
-        lock.release()
 
 
 def checkpoint(name: str, environ: Mapping[str, str]) -> None:
