@@ -1,0 +1,547 @@
+"""Git on a shared remote branch: check out (or create) the ``memento`` branch, and push to it.
+
+The push is the compare-and-swap that lets several runs share one branch (a scheduled run, a
+comment's run, parallel workers): a plain, fast-forward-only push either lands or is rejected
+because the branch moved. A rejection is resolved by fetching, rebasing the local commits onto
+the remote branch, and pushing again after a jittered, bounded backoff. A rebase conflict is
+aborted: the local branch is left as it was and the caller records why nothing was pushed; the
+next run starts again from the remote state.
+
+The token reaches git only for the fetch, ls-remote and push that need it, in the environment
+(``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``): never on a command line,
+where ``ps`` shows it to every user of the machine, and never in ``.git/config``, where the
+agent (which runs earlier, with an environment scrubbed of tokens) would find it. So the
+workflow can check out with ``persist-credentials: false``.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import re
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import urlsplit
+
+from memento_gh.errors import UserError
+from memento_gh.workspace import GitError, Workspace
+
+# The identity GitHub shows with its own avatar for commits made by a workflow's token.
+BOT_NAME = "github-actions[bot]"
+BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
+
+BACKOFF_BASE = 1.0  # seconds before the second push attempt, at most
+BACKOFF_CAP = 20.0  # the longest wait between two attempts
+
+# Every command: no hooks (an agent may have planted one in .git/hooks), no fsmonitor command.
+_SAFE_OPTIONS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false")
+# The network commands never start a background gc in a runner that is about to go away.
+_NETWORK_OPTIONS = ("-c", "gc.auto=0", "-c", "maintenance.auto=false")
+# A rebase that replays the local commits and nothing else, whatever the user's config says.
+_REBASE_OPTIONS = (
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "rebase.autoSquash=false",
+    "-c",
+    "rebase.autoStash=false",
+    "-c",
+    "rebase.updateRefs=false",
+    "-c",
+    "rerere.enabled=false",
+)
+# Rejections that mean "the branch moved under you": fetch, rebase, try again. The last four
+# are how a server words losing a race on the ref's lock to a concurrent push.
+_RACE = re.compile(
+    r"fetch first|non-fast-forward|stale info|cannot lock ref|failed to lock"
+    r"|failed to update ref|incorrect old value",
+    re.IGNORECASE,
+)
+_AUTH_FAILURE = re.compile(
+    r"authentication failed|could not read (username|password)|terminal prompts disabled"
+    r"|returned error: 40[13]|permission to .* denied|permission denied \(publickey"
+    r"|invalid username or password|bad credentials",
+    re.IGNORECASE,
+)
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+class PushResult(NamedTuple):
+    """What a push did. ``attempts`` counts ``git push`` runs (0: there was nothing to push)."""
+
+    pushed: bool  # the remote branch holds the local commits
+    attempts: int
+    rebased: bool  # the pushed commits were rebased onto commits that landed meanwhile
+    head: str | None  # the local HEAD afterwards (what was pushed, when pushed)
+    reason: str  # "" when pushed; otherwise why not, as a sentence to record
+
+
+def jittered_backoff(attempt: int) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (1, 2, ...): exponential from
+    ``BACKOFF_BASE``, at most ``BACKOFF_CAP``, drawn from the upper half of that window so
+    that workers rejected together do not retry together, and none retries at once."""
+    window = min(BACKOFF_CAP, BACKOFF_BASE * 2.0 ** max(attempt - 1, 0))
+    return window / 2 + random.uniform(0.0, window / 2)
+
+
+def remote_auth_env(token: str | None, remote_url: str) -> dict[str, str]:
+    """Environment variables that make git send ``token`` to ``remote_url`` for one call.
+
+    For an http(s) URL: an ``http.<url>.extraheader`` with the token as GitHub expects it
+    (basic auth as ``x-access-token``), set through git's ``GIT_CONFIG_*`` variables, after an
+    empty value that drops any header configured before (a ``persist-credentials: true``
+    checkout leaves one in .git/config; two Authorization headers would be refused). Credential
+    helpers and prompts are switched off for the call: a helper would be asked, and may store or
+    offer, other credentials when the token is refused. No token, or a local path, file:// or
+    ssh URL: nothing (an empty dict)."""
+    key = _header_url(remote_url)
+    if not token or key is None:
+        return {}
+    settings = [
+        (f"http.{key}.extraheader", ""),
+        (f"http.{key}.extraheader", f"AUTHORIZATION: basic {_basic_credentials(token)}"),
+        ("credential.helper", ""),
+    ]
+    env = {"GIT_CONFIG_COUNT": str(len(settings)), "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
+    for index, (name, value) in enumerate(settings):
+        env[f"GIT_CONFIG_KEY_{index}"] = name
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
+
+
+def use_bot_identity(root: Path) -> None:
+    """Set user.name and user.email to the GitHub Actions bot in the repository's own config,
+    each only when the repository has none of its own.
+
+    The action's commits are the bot's: a fresh runner has no identity at all, and the
+    global identity of a self-hosted runner is its owner's, who did not write them. An
+    identity the workflow set for this checkout (`git config user.name ...` in a step before)
+    is kept. Call it before the tick: it writes .git/config, which the tick fingerprints."""
+    top = _work_tree(root)
+    for key, value in (("user.name", BOT_NAME), ("user.email", BOT_EMAIL)):
+        if not _output(top, "config", "--local", "--get", key):
+            _check(top, "config", "--local", key, value)
+
+
+def prepare_branch(
+    root: Path,
+    *,
+    branch: str = "memento",
+    base: str | None = None,
+    remote: str = "origin",
+    token: str | None = None,
+) -> str:
+    """Put ``root`` on ``branch`` as the remote has it, and say what was done in one line.
+
+    When ``<remote>/<branch>`` exists, the local branch is reset to it (the runner is fresh;
+    anything local on that branch is dropped). Otherwise the branch is created from
+    ``<remote>/<base>``; ``base`` None means the remote's default branch. Only the branch
+    needed is fetched, so a shallow checkout (``fetch-depth: 1``) stays shallow."""
+    top = _work_tree(root)
+    _refuse_rebase_in_progress(top)
+    _check_branch_name(top, branch)
+    if base is not None:
+        _check_branch_name(top, base)
+    url = _remote_url(top, remote)
+    guess = base or _local_default_branch(top, remote)
+    patterns = ["HEAD", f"refs/heads/{branch}", *([f"refs/heads/{guess}"] if guess else [])]
+    default, heads = _list_remote(top, remote, url, token, patterns)
+    if branch in heads:
+        _fetch(top, remote, url, token, branch)
+        _check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, branch))
+        return f"checked out {branch} at {_short(top, 'HEAD')}"
+    chosen = base or default or guess
+    if chosen is None:
+        raise UserError(
+            f"{_where(remote, url, token)} has no default branch (is it empty?); push a first "
+            f"commit to it, or name the branch to start {branch} from as the base branch"
+        )
+    if chosen not in heads:
+        raise UserError(
+            f"the base branch {chosen!r} does not exist on {_where(remote, url, token)}; "
+            f"name an existing branch as the base branch, or push {chosen!r} first"
+        )
+    _fetch(top, remote, url, token, chosen)
+    _check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, chosen))
+    return f"created {branch} from {remote}/{chosen}"
+
+
+def push(
+    root: Path,
+    *,
+    branch: str = "memento",
+    remote: str = "origin",
+    token: str | None = None,
+    attempts: int = 5,
+    backoff: Callable[[int], float] = jittered_backoff,
+    sleep: Callable[[float], None] = time.sleep,
+) -> PushResult:
+    """Push HEAD to ``<remote>/<branch>``, fast-forward only.
+
+    Rejected because the branch moved: wait ``backoff(n)`` seconds, fetch, rebase the local
+    commits onto the remote branch (authors, dates and messages kept; the committer is the
+    local identity), and try again, ``attempts`` pushes in all. A rebase conflict is aborted
+    and the local branch put back where it was when ``push`` was called: pushed=False, and the
+    reason names the conflicting files. When ``<remote>/<branch>`` as last fetched already
+    holds HEAD there is nothing to push: pushed=True, attempts=0, no network. A shallow clone
+    whose history stops short of the fork point is deepened (``--unshallow``) for the rebase.
+    Refused credentials, an unreachable remote or a remote that refuses the branch raise a
+    ``UserError`` (``GitError`` for git failures; the token never appears in either)."""
+    if attempts < 1:
+        raise ValueError(f"attempts must be at least 1, not {attempts}")
+    top = _work_tree(root)
+    _refuse_rebase_in_progress(top)
+    start = _head(top)
+    if start is None:
+        raise UserError(f"{top}: nothing to push, the branch has no commit yet; commit first")
+    fetch_url = _remote_url(top, remote)
+    push_url = _remote_url(top, remote, push=True)
+    upstream = _tracking(remote, branch)
+    if _contains(top, upstream, start):
+        return PushResult(True, 0, False, start, "")
+    head, last = start, ""
+    for attempt in range(1, attempts + 1):
+        last = _try_push(top, remote, push_url, token, branch)
+        if not last:
+            return PushResult(True, attempt, head != start, head, "")
+        if attempt == attempts:
+            break
+        sleep(backoff(attempt))
+        _fetch(top, remote, fetch_url, token, branch)
+        _ensure_merge_base(top, remote, fetch_url, token, upstream)
+        conflict = _rebase(top, upstream)
+        if conflict:
+            _restore(top, start)
+            return PushResult(False, attempt, False, start, conflict)
+        head = _head(top) or start
+        if _contains(top, upstream, head):  # every local change was already there
+            return PushResult(True, attempt, head != start, head, "")
+    return PushResult(
+        False,
+        attempts,
+        head != start,
+        head,
+        f"the push to {remote}/{branch} was rejected {attempts} times ({last}): the branch "
+        "kept moving; nothing was pushed, the next run tries again",
+    )
+
+
+# -- the steps ------------------------------------------------------------------------------
+
+
+def _try_push(top: Path, remote: str, url: str, token: str | None, branch: str) -> str:
+    """Push once: "" when the remote has HEAD, the rejection's reason when the branch moved."""
+    done = _git(
+        top,
+        *_NETWORK_OPTIONS,
+        "-c",
+        "push.gpgSign=false",
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "--no-follow-tags",
+        "--recurse-submodules=no",
+        remote,
+        f"HEAD:refs/heads/{branch}",
+        env=remote_auth_env(token, url),
+    )
+    statuses = [
+        line.split("\t")
+        for line in os.fsdecode(done.stdout).splitlines()
+        if line.count("\t") == 2 and line.split("\t")[1].endswith(f":refs/heads/{branch}")
+    ]
+    if done.returncode == 0 and statuses and statuses[0][0] != "!":
+        return ""
+    if not statuses:
+        raise _network_failure("push to", remote, url, done, token)
+    summary = _scrub(statuses[0][2], token)  # "[rejected] (fetch first)"
+    if _RACE.search(summary):
+        return summary.rpartition("(")[2].rstrip(")") if summary.endswith(")") else summary
+    raise UserError(
+        f"{_where(remote, url, token)} refused the push to {branch}: {summary}. Allow this "
+        f"token to push to {branch} (branch protection rules, `permissions: contents: write`) "
+        "or choose another branch"
+    )
+
+
+def _fetch(top: Path, remote: str, url: str, token: str | None, branch: str) -> None:
+    done = _git(
+        top,
+        *_NETWORK_OPTIONS,
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--recurse-submodules=no",
+        remote,
+        f"+refs/heads/{branch}:{_tracking(remote, branch)}",
+        env=remote_auth_env(token, url),
+    )
+    if done.returncode != 0:
+        raise _network_failure("fetch from", remote, url, done, token)
+
+
+def _list_remote(
+    top: Path, remote: str, url: str, token: str | None, patterns: list[str]
+) -> tuple[str | None, set[str]]:
+    """The remote's default branch (None if it names none) and which of ``patterns``'
+    branches exist, in one round trip."""
+    done = _git(top, "ls-remote", "--symref", remote, *patterns, env=remote_auth_env(token, url))
+    if done.returncode != 0:
+        raise _network_failure("list the branches of", remote, url, done, token)
+    default: str | None = None
+    heads: set[str] = set()
+    for line in os.fsdecode(done.stdout).splitlines():
+        value, _, name = line.partition("\t")
+        if value.startswith("ref: refs/heads/") and name == "HEAD":
+            default = value.removeprefix("ref: refs/heads/")
+        elif name.startswith("refs/heads/"):
+            heads.add(name.removeprefix("refs/heads/"))
+    if default is not None:
+        heads.add(default)  # the symref's own line only shows when a pattern names it
+    return default, heads
+
+
+def _ensure_merge_base(top: Path, remote: str, url: str, token: str | None, upstream: str) -> None:
+    """A rebase needs the fork point; a shallow clone may lack it, so deepen it once."""
+    if _git(top, "merge-base", "HEAD", upstream).returncode == 0:
+        return
+    if _output(top, "rev-parse", "--is-shallow-repository") == "true":
+        done = _git(
+            top,
+            *_NETWORK_OPTIONS,
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--unshallow",
+            remote,
+            env=remote_auth_env(token, url),
+        )
+        if done.returncode != 0:
+            raise _network_failure("fetch the full history from", remote, url, done, token)
+        if _git(top, "merge-base", "HEAD", upstream).returncode == 0:
+            return
+    raise GitError(
+        f"the local branch and {upstream.removeprefix('refs/remotes/')} share no history, so "
+        f"the local commits cannot be rebased onto it; start again from the remote branch"
+    )
+
+
+def _rebase(top: Path, upstream: str) -> str:
+    """Rebase HEAD onto ``upstream``: "" when done, or, for a conflict (aborted, no rebase
+    left in progress), a sentence naming the files and the commit that conflicted."""
+    done = _git(
+        top, *_REBASE_OPTIONS, "rebase", "-q", "--no-autosquash", upstream, env=_identity(top)
+    )
+    if done.returncode == 0:
+        return ""
+    if not _rebase_in_progress(top):
+        raise GitError(
+            f"git rebase onto {upstream.removeprefix('refs/remotes/')} failed in {top}: "
+            f"{_first_line(done)}. Is the working tree clean (`git status`)?"
+        )
+    files = _output(top, "diff", "--name-only", "--diff-filter=U", "-z")
+    conflicted = [name for name in files.split("\0") if name]
+    subject = _output(top, "log", "-1", "--format=%s", "REBASE_HEAD")
+    onto = _short(top, upstream)
+    _check(top, "rebase", "--abort")
+    where = ", ".join(conflicted) if conflicted else _first_line(done)
+    return (
+        f"the local commit {subject!r} conflicts with {upstream.removeprefix('refs/remotes/')} "
+        f"({onto}) in {where}; nothing was pushed, the next run starts from the remote branch"
+    )
+
+
+def _restore(top: Path, sha: str) -> None:
+    """Put the branch back at ``sha`` (an earlier attempt's rebase may have moved it)."""
+    if _head(top) != sha:
+        _check(top, "reset", "-q", "--keep", sha)
+
+
+# -- reading the repository -----------------------------------------------------------------
+
+
+def _work_tree(root: Path) -> Path:
+    return Workspace(root).root
+
+
+def _head(top: Path) -> str | None:
+    return _output(top, "rev-parse", "-q", "--verify", "HEAD^{commit}") or None
+
+
+def _short(top: Path, ref: str) -> str:
+    return _output(top, "rev-parse", "--short=7", ref)
+
+
+def _contains(top: Path, ref: str, sha: str) -> bool:
+    """True when ``ref`` exists and ``sha`` is in its history."""
+    return _git(top, "merge-base", "--is-ancestor", sha, ref).returncode == 0
+
+
+def _tracking(remote: str, branch: str) -> str:
+    return f"refs/remotes/{remote}/{branch}"
+
+
+def _remote_url(top: Path, remote: str, *, push: bool = False) -> str:
+    done = _git(top, "remote", "get-url", *(["--push"] if push else []), remote)
+    if done.returncode != 0:
+        raise UserError(
+            f"{top}: no remote named {remote!r}; add it with `git remote add {remote} <url>` "
+            "or name the remote to use"
+        )
+    return os.fsdecode(done.stdout).splitlines()[0].strip()
+
+
+def _local_default_branch(top: Path, remote: str) -> str | None:
+    target = _output(top, "symbolic-ref", "-q", f"refs/remotes/{remote}/HEAD")
+    prefix = f"refs/remotes/{remote}/"
+    return target.removeprefix(prefix) if target.startswith(prefix) else None
+
+
+def _check_branch_name(top: Path, name: str) -> None:
+    if not name or _git(top, "check-ref-format", f"refs/heads/{name}").returncode != 0:
+        raise UserError(f"{name!r} is not a valid branch name; choose another")
+
+
+def _refuse_rebase_in_progress(top: Path) -> None:
+    if _rebase_in_progress(top):
+        raise UserError(
+            f"{top}: a rebase is in progress (an interrupted run?); finish it or run "
+            "`git rebase --abort`, then try again"
+        )
+
+
+def _rebase_in_progress(top: Path) -> bool:
+    for name in ("rebase-merge", "rebase-apply"):
+        path = Path(_output(top, "rev-parse", "--git-path", name))
+        if (path if path.is_absolute() else top / path).is_dir():
+            return True
+    return False
+
+
+def _identity(top: Path) -> dict[str, str]:
+    """The bot as committer for a rebase when git has no identity (a runner on which
+    ``use_bot_identity`` was not called), so the race is not lost to "tell me who you are"."""
+    # useConfigOnly: an identity guessed from the host name (root@runner.local) is no identity
+    if _git(top, "-c", "user.useConfigOnly=true", "var", "GIT_COMMITTER_IDENT").returncode == 0:
+        return {}
+    return {"GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
+
+
+# -- auth and messages ----------------------------------------------------------------------
+
+
+def _basic_credentials(token: str) -> str:
+    return base64.b64encode(f"x-access-token:{token}".encode()).decode("ascii")
+
+
+def _header_url(remote_url: str) -> str | None:
+    """The http.<url> key for ``remote_url``: the URL without user info, query or fragment
+    (the most specific key git can match, so that it wins over any configured for the host);
+    None for a URL that is not http(s)."""
+    if "://" not in remote_url:
+        return None
+    parts = urlsplit(remote_url)
+    if parts.scheme.lower() not in ("http", "https"):
+        return None
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme.lower()}://{host}{parts.path or '/'}"
+
+
+def _where(remote: str, url: str, token: str | None) -> str:
+    """The remote as messages name it: its name and URL, without credentials or the token."""
+    return f"{remote} ({_scrub(_URL_USERINFO.sub('', url), token)})"
+
+
+def _scrub(text: str, token: str | None) -> str:
+    """``text`` without the token, its header form, or credentials written in a URL."""
+    if token:
+        text = text.replace(_basic_credentials(token), "***").replace(token, "***")
+    return _URL_USERINFO.sub("***@", text)
+
+
+def _first_line(done: subprocess.CompletedProcess[bytes]) -> str:
+    lines = [line.strip() for line in os.fsdecode(done.stderr or done.stdout).splitlines()]
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    chosen = (fatal or [line for line in lines if line] or [f"exit code {done.returncode}"])[-1]
+    return chosen.removeprefix("fatal: ").removeprefix("error: ").rstrip(".")
+
+
+def _network_failure(
+    action: str,
+    remote: str,
+    url: str,
+    done: subprocess.CompletedProcess[bytes],
+    token: str | None,
+) -> UserError:
+    reason = _scrub(_first_line(done), token)
+    where = _where(remote, url, token)
+    if _AUTH_FAILURE.search(_scrub(os.fsdecode(done.stderr), token)):
+        return UserError(
+            f"could not {action} {where}: the remote refused the credentials ({reason}). "
+            "Pass a token that may read and push to the repository (in a workflow: "
+            "`permissions: contents: write` and the github-token input)"
+        )
+    return GitError(
+        f"could not {action} {where}: {reason}. Check the remote's URL (`git remote -v`) "
+        "and the network"
+    )
+
+
+# -- running git ----------------------------------------------------------------------------
+
+
+def _git(
+    top: Path, *args: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            ["git", *_SAFE_OPTIONS, *args],
+            cwd=top,
+            env=_environment(env or {}, os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise UserError("git is not installed or not on PATH; install git") from None
+
+
+def _output(top: Path, *args: str) -> str:
+    """Stdout without its last newline, or "" when the command fails."""
+    done = _git(top, *args)
+    return os.fsdecode(done.stdout).rstrip("\n") if done.returncode == 0 else ""
+
+
+def _check(top: Path, *args: str) -> None:
+    done = _git(top, *args)
+    if done.returncode != 0:
+        raise GitError(
+            f"git {args[0]} failed in {top}: {_first_line(done)}. "
+            "Is the repository healthy (`git status`)?"
+        )
+
+
+def _environment(extra: Mapping[str, str], base: Mapping[str, str]) -> dict[str, str] | None:
+    """``base`` plus ``extra``; ``extra``'s GIT_CONFIG_* entries are numbered after those
+    ``base`` already has, so that both apply. None (inherit) when there is nothing extra."""
+    if not extra:
+        return None
+    merged = dict(base)
+    try:
+        offset = max(int(base.get("GIT_CONFIG_COUNT", "0")), 0)
+    except ValueError:
+        offset = 0  # git would refuse the bogus count; ours replaces it
+    count = int(extra.get("GIT_CONFIG_COUNT", "0"))
+    for key, value in extra.items():
+        if not key.startswith("GIT_CONFIG_"):
+            merged[key] = value
+    for index in range(count):
+        merged[f"GIT_CONFIG_KEY_{offset + index}"] = extra[f"GIT_CONFIG_KEY_{index}"]
+        merged[f"GIT_CONFIG_VALUE_{offset + index}"] = extra[f"GIT_CONFIG_VALUE_{index}"]
+    if count:
+        merged["GIT_CONFIG_COUNT"] = str(offset + count)
+    return merged
