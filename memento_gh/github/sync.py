@@ -1,0 +1,498 @@
+"""GitHub's REST API as memento needs it, through PyGithub, with plain values out.
+
+This is the only module that imports PyGithub. Everything it returns is a NamedTuple, and
+everything that goes wrong is a :class:`SyncError` whose message says what failed and what
+to do; the token never appears in a message.
+
+Choices that matter:
+
+- Requests are counted (:attr:`GitHub.requests`, every attempt) and kept few: constructing
+  costs none (a lazy PyGithub, so no ``GET /repos``), lists ask for 100 items a page, values
+  are built from the answers already received (never a refetch per issue), and labels are
+  listed once per :class:`GitHub` object.
+- PyGithub's own retry is off (it retries POSTs blindly and waits up to an hour on a rate
+  limit); :meth:`GitHub._call` retries here instead, and only what is safe to repeat: reads,
+  the edit of an issue (a PATCH sets values), a reaction (GitHub answers 200 when it exists)
+  and a label (422 when it exists). Creating an issue or posting a comment is never repeated:
+  a 5xx may come after GitHub did it. The caller looks an issue up by its marker again on
+  the next run instead.
+- Lists go page by page through PyGithub's requester (following GitHub's ``Link`` header),
+  so that each page is counted and retried alone; single writes use PyGithub's objects.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime, timezone
+from functools import partial
+from http import HTTPStatus
+from typing import Any, NamedTuple, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+from github.GithubObject import NotSet
+from github.IssueComment import IssueComment
+
+from memento_gh.errors import UserError
+
+T = TypeVar("T")
+
+MEMENTO_LABEL = "memento"
+
+# Name -> (colour, description) for the labels memento puts on its issues.
+LABELS: Mapping[str, tuple[str, str]] = {
+    "memento": ("6f42c1", "Written by memento-gh"),
+    "memento:blocked": ("d93f0b", "A plan task memento could not finish: it needs a human"),
+    "memento:dashboard": ("0e8a16", "memento's dashboard: progress and controls"),
+    "memento:circuit-breaker": ("b60205", "memento paused the plan after repeated failures"),
+}
+OTHER_LABEL = ("ededed", "")
+
+PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
+# A login that can be a collaborator: letters, digits and hyphens. An app's "name[bot]"
+# cannot be one, and nothing else may reach a URL path.
+_LOGIN = re.compile(r"[A-Za-z0-9-]{1,39}")
+_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+
+
+class Issue(NamedTuple):
+    number: int
+    title: str
+    body: str
+    state: str  # open | closed
+    labels: tuple[str, ...]
+    url: str  # the page people open (html_url)
+
+
+class Comment(NamedTuple):
+    id: int
+    issue_number: int
+    body: str
+    login: str
+    association: str  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...
+    is_bot: bool
+    url: str  # the page people open (html_url)
+    created: datetime  # aware, UTC
+
+
+class SyncError(UserError):
+    """A GitHub API call failed; the message says which, why, and what to do."""
+
+
+class GitHub:
+    """One repository on GitHub (or GitHub Enterprise, or a local fake at ``api_url``).
+
+    ``attempts`` bounds the tries of a request that is safe to repeat, ``backoff`` is the
+    first wait between them in seconds (doubled each time), and ``max_wait`` the longest
+    rate-limit wait worth sitting out; a longer one fails at once, saying when to retry.
+    ``pace`` keeps PyGithub's spacing of requests (0.25 s, and 1 s between writes), which
+    GitHub asks of clients to avoid its secondary rate limits; tests turn it off.
+    """
+
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        repository: str,
+        *,
+        attempts: int = 3,
+        backoff: float = 1.0,
+        max_wait: float = 10.0,
+        timeout: int = 20,
+        pace: bool = True,
+    ) -> None:
+        if not token:
+            raise SyncError(
+                "no GitHub token: pass `github-token` to the action (or set MEMENTO_GITHUB_TOKEN)"
+            )
+        owner, _, name = repository.partition("/")
+        if not owner or not name or "/" in name:
+            raise SyncError(
+                f"the repository must be written owner/name (GITHUB_REPOSITORY), not {repository!r}"
+            )
+        if not api_url.startswith(("https://", "http://")):
+            raise SyncError(
+                f"GITHUB_API_URL must be an http(s) URL such as https://api.github.com, "
+                f"not {api_url!r}"
+            )
+        self.api_url = api_url.rstrip("/")
+        self.repository = repository
+        self.requests = 0
+        self._attempts = max(attempts, 1)
+        self._backoff = max(backoff, 0.0)
+        self._max_wait = max_wait
+        self._github = Github(
+            base_url=self.api_url,
+            auth=Auth.Token(token),
+            retry=0,  # see the module's docstring: _call retries what is safe to retry
+            per_page=100,
+            timeout=timeout,
+            lazy=True,  # objects made from a URL cost no request until they are used
+            seconds_between_requests=0.25 if pace else None,
+            seconds_between_writes=1.0 if pace else None,
+        )
+        self._repo = self._github.get_repo(repository)  # lazy: no request
+        self._labels: set[str] | None = None  # the labels' names in lower case, once listed
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def memento_issues(self) -> list[Issue]:
+        """Every issue labelled ``memento``, open and closed, oldest first (one request per
+        100 issues). Pull requests are left out."""
+        parameters = {"labels": MEMENTO_LABEL, "state": "all"}
+        parameters.update(sort="created", direction="asc")
+        raw = self._pages("listing the memento issues", "/issues", parameters)
+        return [_issue(item) for item in raw if "pull_request" not in item]
+
+    def recent_comments(self, since: datetime) -> list[Comment]:
+        """Comments on the repository's issues and pull requests created or edited at or
+        after ``since`` (a naive time is UTC), oldest first (one request per 100)."""
+        if since.tzinfo is None:
+            since = since.replace(tzinfo=timezone.utc)
+        stamp = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        parameters = {"since": stamp, "sort": "created", "direction": "asc"}
+        raw = self._pages("listing recent issue comments", "/issues/comments", parameters)
+        return [_comment(item) for item in raw]
+
+    def permission(self, login: str) -> str:
+        """``login``'s permission on the repository: admin, maintain, write, triage, read or
+        none (none for a stranger, whom GitHub answers 404, and for app bots, at no cost)."""
+        if not _LOGIN.fullmatch(login):
+            return "none"
+
+        def ask() -> Any:
+            try:
+                return self._json("GET", f"/collaborators/{login}/permission")[1]
+            except GithubException as error:
+                if error.status == 404:
+                    return None  # not a collaborator (or no such user)
+                raise
+
+        data = self._call(f"asking GitHub for {login}'s permission", ask, retry=True)
+        role = data.get("role_name") if isinstance(data, dict) else None
+        legacy = data.get("permission") if isinstance(data, dict) else None
+        for value in (role, legacy):
+            if value in PERMISSIONS:
+                return str(value)
+        return "none"
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def create_issue(self, title: str, body: str, labels: Sequence[str]) -> Issue:
+        """Create an issue, after creating any of ``labels`` the repository lacks.
+
+        Never retried: a 5xx may come after GitHub created it, so the error says to look
+        the issue up (by its marker) before creating it again.
+        """
+        self._ensure_labels(labels)
+        created = self._call(
+            f"creating the issue “{_short(title)}”",
+            lambda: self._repo.create_issue(title=title, body=body, labels=list(labels)),
+            retry=False,
+            unsure=True,
+        )
+        return _issue(created.raw_data)  # completed by the answer: no request
+
+    def edit_issue(
+        self,
+        number: int,
+        *,
+        body: str | None = None,
+        state: str | None = None,
+        state_reason: str | None = None,
+    ) -> None:
+        """Change an issue's body and/or state (``closed`` with ``state_reason``
+        ``completed`` or ``not_planned``; ``open``). Nothing to change costs nothing."""
+        if body is None and state is None and state_reason is None:
+            return
+        if state not in (None, "open", "closed"):
+            raise ValueError(f"state must be open or closed, not {state!r}")
+        issue = self._repo.get_issue(number)  # lazy: no request
+        self._call(
+            f"editing issue #{number}",
+            lambda: issue.edit(
+                body=NotSet if body is None else body,
+                state=NotSet if state is None else state,
+                state_reason=NotSet if state_reason is None else state_reason,
+            ),
+            retry=True,
+        )
+
+    def comment(self, number: int, body: str) -> None:
+        """Post a comment on issue ``number``. Never retried (it would post it twice)."""
+        issue = self._repo.get_issue(number)  # lazy: no request
+        self._call(
+            f"commenting on issue #{number}",
+            lambda: issue.create_comment(body),
+            retry=False,
+            unsure=True,
+        )
+
+    def react(self, comment_id: int, content: str) -> None:
+        """React to an issue comment (``+1``, ``eyes``, ``confused``…). Reacting twice with
+        the same content is harmless: GitHub keeps one."""
+        url = f"{self._repo.url}/issues/comments/{comment_id}"
+        target = IssueComment(self._repo.requester, url=url)  # lazy: no request
+        self._call(
+            f"reacting to comment {comment_id}",
+            lambda: target.create_reaction(content),
+            retry=True,
+        )
+
+    # -- labels ------------------------------------------------------------------------------
+
+    def _ensure_labels(self, names: Sequence[str]) -> None:
+        if self._labels is None:
+            listed = self._pages("listing the repository's labels", "/labels", {})
+            self._labels = {str(item["name"]).lower() for item in listed}
+        for name in names:
+            if name.lower() in self._labels:
+                continue
+            color, description = LABELS.get(name, OTHER_LABEL)
+            self._call(
+                f"creating the label “{name}”",
+                partial(self._create_label, name, color, description),
+                retry=True,
+            )
+            self._labels.add(name.lower())
+
+    def _create_label(self, name: str, color: str, description: str) -> None:
+        try:
+            self._repo.create_label(name, color, description)
+        except GithubException as error:
+            if error.status == 422 and "already_exists" in str(error.data):
+                return  # made meanwhile, or by an attempt whose answer was lost
+            raise
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def _json(
+        self, verb: str, path: str, parameters: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], Any]:
+        """One request to ``path`` below the repository (or to an absolute URL)."""
+        url = path if path.startswith(("http://", "https://")) else f"{self._repo.url}{path}"
+        return self._repo.requester.requestJsonAndCheck(verb, url, parameters=parameters)
+
+    def _pages(self, what: str, path: str, parameters: dict[str, Any]) -> Iterator[Any]:
+        """The items of every page of a list, one request per page, following ``Link``."""
+        url: str | None = path
+        query: dict[str, Any] | None = {**parameters, "per_page": 100}
+        page = 1
+        while url is not None:
+            headers, data = self._call(
+                f"{what} (page {page})" if page > 1 else what,
+                partial(self._json, "GET", url, query),
+                retry=True,
+            )
+            yield from data or []
+            url, query, page = _next_page(headers), None, page + 1
+
+    def _call(
+        self,
+        what: str,
+        request: Callable[[], T],
+        *,
+        retry: bool,
+        unsure: bool = False,
+    ) -> T:
+        """Run ``request`` (exactly one HTTP request), counting and retrying it.
+
+        ``retry``: the request is safe to repeat; it is, after a 5xx, a lost connection or
+        a rate limit that lifts within ``max_wait``. ``unsure``: a failure may come after
+        GitHub carried the request out, which the message then says.
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            self.requests += 1
+            try:
+                return request()
+            except GithubException as error:
+                failure = self._failure(what, error, unsure=unsure)
+            except requests.RequestException as error:
+                failure = _Failure(
+                    f"could not reach GitHub's API at {self.api_url} while {what} "
+                    f"({type(error).__name__})",
+                    "check GITHUB_API_URL and the network; the next run tries again",
+                    transient=True,
+                    unsure=unsure,
+                )
+            if retry and failure.transient and attempt < self._attempts:
+                wait = failure.wait
+                if wait is None:
+                    wait = self._backoff * 2 ** (attempt - 1)
+                if wait <= self._max_wait:
+                    time.sleep(wait)
+                    continue
+            raise SyncError(failure.text(attempt)) from None
+
+    def _failure(self, what: str, error: GithubException, *, unsure: bool) -> _Failure:
+        status = error.status
+        message = _message(error)
+        headers = {key.lower(): value for key, value in (error.headers or {}).items()}
+        if status in (403, 429) and _rate_limited(message, headers):
+            wait = _rate_limit_wait(headers)
+            at = datetime.now(timezone.utc).timestamp() + wait
+            when = datetime.fromtimestamp(at, timezone.utc).strftime("%H:%M:%S UTC")
+            return _Failure(
+                f"GitHub's API rate limit is used up ({status} while {what})",
+                f"retry after {when} (in {round(wait)} seconds); the next scheduled run catches up",
+                transient=True,
+                wait=wait,
+            )
+        if status == 401:
+            return _Failure(
+                f"GitHub refused the token while {what} (401 {message})",
+                f"pass a valid token for {self.repository} as the action's `github-token` "
+                f"input (or MEMENTO_GITHUB_TOKEN), and check that it has not expired",
+            )
+        if status == 403:
+            return _Failure(
+                f"GitHub refused {what} (403 {message})",
+                f"the token needs the `issues: write` permission on {self.repository}: add "
+                f"`permissions: issues: write` to the workflow, or use a token that has it",
+            )
+        if status == 404:
+            return _Failure(
+                f"GitHub found nothing while {what} (404 {message})",
+                f"check that {self.repository} (GITHUB_REPOSITORY) exists, that "
+                f"GITHUB_API_URL ({self.api_url}) is its API, and that the token can read it",
+            )
+        if status == 410:
+            return _Failure(
+                f"issues are turned off in {self.repository} (410 while {what})",
+                "turn them on in the repository's Settings, under Features",
+            )
+        if status == 422:
+            return _Failure(
+                f"GitHub rejected {what} (422 {message}{_details(error)})",
+                "this is a bug in memento-gh: please report it with this message",
+            )
+        if status >= 500:
+            return _Failure(
+                f"GitHub answered {status} {message} while {what}",
+                "GitHub is having trouble; the next run tries again",
+                transient=True,
+                unsure=unsure,
+            )
+        return _Failure(
+            f"GitHub answered {status} {message} while {what}",
+            "the next run tries again; if this repeats, please report it",
+        )
+
+
+class _Failure:
+    """What went wrong with one attempt, what to do, and whether waiting could help."""
+
+    def __init__(
+        self,
+        happened: str,
+        advice: str,
+        *,
+        transient: bool = False,
+        wait: float | None = None,
+        unsure: bool = False,
+    ) -> None:
+        self.happened = happened
+        self.advice = advice
+        self.transient = transient  # trying again later may succeed
+        self.wait = wait  # how long GitHub asked to wait (None: our backoff)
+        self.unsure = unsure  # GitHub may have carried the request out anyway
+
+    def text(self, attempts: int) -> str:
+        tried = f" (tried {attempts} times)" if attempts > 1 else ""
+        advice = self.advice
+        if self.unsure:
+            advice = "GitHub may have done it anyway, so the next run looks before doing it again"
+        return f"{self.happened}{tried}: {advice}"
+
+
+def _issue(raw: Mapping[str, Any]) -> Issue:
+    return Issue(
+        number=int(raw["number"]),
+        title=str(raw.get("title") or ""),
+        body=str(raw.get("body") or ""),
+        state=str(raw.get("state") or "open"),
+        labels=tuple(str(label["name"]) for label in raw.get("labels") or ()),
+        url=str(raw.get("html_url") or ""),
+    )
+
+
+def _comment(raw: Mapping[str, Any]) -> Comment:
+    user = raw.get("user") or {}
+    issue_url = str(raw.get("issue_url") or "")
+    return Comment(
+        id=int(raw["id"]),
+        issue_number=int(issue_url.rstrip("/").rsplit("/", 1)[-1]),
+        body=str(raw.get("body") or ""),
+        login=str(user.get("login") or "ghost"),
+        association=str(raw.get("author_association") or "NONE"),
+        is_bot=user.get("type") == "Bot",
+        url=str(raw.get("html_url") or ""),
+        created=_time(str(raw["created_at"])),
+    )
+
+
+def _time(text: str) -> datetime:
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _next_page(headers: Mapping[str, Any]) -> str | None:
+    link = next((str(v) for k, v in headers.items() if k.lower() == "link"), "")
+    match = _NEXT.search(link)
+    return match.group(1) if match else None
+
+
+def _message(error: GithubException) -> str:
+    data = error.data
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        return str(data["message"]).strip().rstrip(".")
+    if isinstance(error.message, str) and error.message:
+        return error.message
+    try:
+        return HTTPStatus(error.status).phrase  # an HTML error page, say
+    except ValueError:
+        return "(no message)"
+
+
+def _details(error: GithubException) -> str:
+    data = error.data
+    errors = data.get("errors") if isinstance(data, dict) else None
+    if not isinstance(errors, list) or not errors:
+        return ""
+    parts = []
+    for item in errors:
+        if isinstance(item, dict):
+            parts.append(" ".join(str(item[k]) for k in ("field", "code") if k in item))
+        else:
+            parts.append(str(item))
+    return ": " + ", ".join(part for part in parts if part)
+
+
+def _rate_limited(message: str, headers: Mapping[str, str]) -> bool:
+    return (
+        headers.get("x-ratelimit-remaining") == "0"
+        or "retry-after" in headers
+        or "rate limit" in message.lower()
+    )
+
+
+def _rate_limit_wait(headers: Mapping[str, str]) -> float:
+    """Seconds until GitHub takes requests again: ``retry-after``, else the reset time,
+    else a minute (what GitHub's documentation advises)."""
+    retry_after = headers.get("retry-after", "")
+    if retry_after.strip().isdigit():
+        return float(retry_after)
+    reset = headers.get("x-ratelimit-reset", "")
+    if reset.strip().isdigit():
+        return max(float(reset) - time.time(), 0.0) + 1.0
+    return 60.0
+
+
+def _short(title: str, limit: int = 60) -> str:
+    return title if len(title) <= limit else title[: limit - 1] + "…"
