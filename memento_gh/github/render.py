@@ -1,0 +1,667 @@
+"""What memento writes on GitHub: hidden markers, issue texts, the dashboard, the job summary
+and workflow-command annotations. Pure: values in, text out.
+
+Text that comes from people or programs (task descriptions, verify output, notes, error
+analyses) is data. Where it lands it is neutralised: ``escape`` makes inline text render as
+typed (no HTML, so no hidden marker; one line, so no checkbox or heading; no ``@mention``
+that would notify someone on every edit), ``_fenced`` puts output in a fence longer than any
+backtick run inside it, and ``ticked_controls`` reads a box only when its marker comes right
+after the box at the start of a line, outside code. Bodies are deterministic (no clock
+inside), so a caller can compare them with the issue's body and write only on a change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple, Protocol
+from urllib.parse import quote
+
+from memento_gh.controls import Control
+from memento_gh.docs import status_log
+from memento_gh.engine.schedule import pick
+from memento_gh.markdown import NORMAL, CodeTracker
+from memento_gh.plan import values
+from memento_gh.plan.model import BLOCKED, DONE, PENDING, RESOLVED, RUNNING, SKIPPED, Plan, Task
+
+LABEL = "memento"
+BLOCKED_LABEL = "memento:blocked"
+DASHBOARD_LABEL = "memento:dashboard"
+BREAKER_LABEL = "memento:circuit-breaker"
+
+TASK_KIND = "task"  # <!-- memento:task=T-201 -->: the issue of a blocked task
+DASHBOARD_KIND = "dashboard"
+BREAKER_KIND = "circuit-breaker"
+IDENTITY_KINDS = (TASK_KIND, DASHBOARD_KIND, BREAKER_KIND)
+CONTROL_KIND = "control"  # a dashboard box: control=pause|resume|stop|tick
+RETRY_KIND = "retry"  # a dashboard box: retry=T-201
+SKIP_KIND = "skip"
+#: On every comment memento writes, so that it never reads its own words back as a note
+#: (a personal token makes memento's comments look like a person's).
+GENERATED_KIND = "generated"
+
+DASHBOARD_TITLE = "memento dashboard"
+BODY_LIMIT = 60_000  # GitHub refuses bodies over 65,536 characters; keep a margin
+TITLE_DESCRIPTION_CHARS = 80
+TEXT_CHARS = 120  # a description or a phase title in a list line
+ANALYSIS_CHARS = 2_000
+BAR_WIDTH = 20
+TIMELINE_ROWS = 5
+
+_KIND = re.compile(r"[a-z][a-z-]*")
+_VALUE = re.compile(r"[A-Za-z0-9_.-]+")
+_MARKER = re.compile(
+    r"<!--[ \t]*memento:(?P<kind>[a-z][a-z-]*)(?:=(?P<value>[A-Za-z0-9_.-]+))?[ \t]*-->"
+)
+# A task-list item whose first content is a marker: `- [x] <!-- memento:retry=T-201 -->`.
+_BOX = re.compile(
+    r"[ \t]{0,3}[-*+][ \t]+\[(?P<mark>[ xX])\][ \t]+"
+    r"<!--[ \t]*memento:(?P<kind>[a-z][a-z-]*)=(?P<value>[A-Za-z0-9_.-]+)[ \t]*-->"
+)
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~$])")
+_BACKTICKS = re.compile(r"`+")
+_BLOCK_START = re.compile(r"^(\d{0,9})([-+=#.)])")
+_SAFE_URL = re.compile(r"https?://[^\s<>()\[\]`\"'\\]+")
+_ANNOTATION_LEVELS = ("debug", "notice", "warning", "error")
+_OUTCOME_ICONS = {
+    status_log.SUCCESS: "✅",
+    status_log.FAILED: "❌",
+    status_log.BLOCKED: "🚫",
+}
+_MODE_LINES = {
+    "auto": "▶️ **auto**: every scheduled run ticks",
+    "paused": "⏸️ **paused**: scheduled runs skip their tick until someone resumes",
+    "stopped": "⏹️ **stopped**: no tick runs until someone resumes",
+}
+
+
+# -- markers -------------------------------------------------------------------------------
+
+
+def marker(kind: str, value: str | None = None) -> str:
+    """``<!-- memento:task=T-201 -->``; ValueError for a kind or value no reader accepts."""
+    if not _KIND.fullmatch(kind):
+        raise ValueError(f"a marker kind is lower-case words joined by '-', not {kind!r}")
+    if value is None:
+        return f"<!-- memento:{kind} -->"
+    if not _VALUE.fullmatch(value):
+        raise ValueError(f"a marker value is letters, digits, '_', '.' or '-', not {value!r}")
+    return f"<!-- memento:{kind}={value} -->"
+
+
+def read_marker(body: str | None) -> tuple[str, str | None] | None:
+    """What a memento issue is for: its first task, dashboard or circuit-breaker marker.
+
+    memento writes that marker on the first line, before any quoted text, so a marker
+    inside a task's description or verify output further down never decides.
+    """
+    for found in _MARKER.finditer(body or ""):
+        kind, value = found.group("kind"), found.group("value")
+        if kind == TASK_KIND and value and values.TASK_ID.fullmatch(value):
+            return kind, value
+        if kind in (DASHBOARD_KIND, BREAKER_KIND) and value is None:
+            return kind, None
+    return None
+
+
+def is_generated(body: str | None) -> bool:
+    """Whether memento wrote this comment (it carries the generated marker)."""
+    return marker(GENERATED_KIND) in (body or "")
+
+
+# -- neutralising text ---------------------------------------------------------------------
+
+
+def one_line(text: str) -> str:
+    """Line breaks (every kind a renderer knows), tabs and control characters folded into
+    single spaces."""
+    return " ".join(_CONTROL_CHARS.sub(" ", text).split())
+
+
+def shorten(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters, cut at a word when one is near."""
+    line = one_line(text)
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 2 // 3:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def escape(text: str, limit: int = TEXT_CHARS) -> str:
+    """Inline Markdown that renders as the text was typed: one line, shortened, with every
+    character that could start markup backslash-escaped (``<`` included, so no HTML and no
+    hidden marker) and ``@`` followed by a zero-width space (no mention, no notification)."""
+    escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", shorten(text, limit))
+    # At the start of a line, these would open a heading, a list or a setext underline.
+    escaped = _BLOCK_START.sub(r"\1\\\2", escaped, count=1)
+    return escaped.replace("@", "@\u200b")
+
+
+def code_span(text: str) -> str:
+    """Inline code that no backtick inside can end early."""
+    line = one_line(text)
+    longest = max((len(run) for run in _BACKTICKS.findall(line)), default=0)
+    ticks = "`" * (longest + 1)
+    if line.startswith("`") or line.endswith("`"):
+        line = f" {line} "  # CommonMark strips one space from each side
+    return f"{ticks}{line}{ticks}"
+
+
+def _fenced(text: str, info: str = "text") -> list[str]:
+    """A fenced block no line of ``text`` can close: the fence is longer than any backtick
+    run inside; control characters other than tabs are dropped."""
+    lines = [_CONTROL_CHARS.sub("", line).rstrip() for line in text.splitlines()]
+    longest = max((len(run) for line in lines for run in _BACKTICKS.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, *lines, fence]
+
+
+def _link(label: str, url: str) -> str:
+    """``[label](url)`` when the URL is a plain web address, else the label alone."""
+    return f"[{label}]({url})" if _SAFE_URL.fullmatch(url) else label
+
+
+# -- issues --------------------------------------------------------------------------------
+
+
+class IssueText(NamedTuple):
+    title: str
+    body: str
+    labels: tuple[str, ...]
+
+
+def blocked_issue(
+    task: Task,
+    last: status_log.ParsedEntry | None,
+    *,
+    max_retries: int,
+    plan_path: str,
+) -> IssueText:
+    """The issue of a task that ended ``[!]``: what failed last, and how to steer it."""
+    title = f"{task.id} BLOCKED: {shorten(task.description, TITLE_DESCRIPTION_CHARS)}"
+    lines = [
+        marker(TASK_KIND, task.id),
+        f"**{escape(task.id)}** is blocked: {escape(task.description)}",
+        "",
+        f"- Retries: {task.retries}/{max_retries}",
+        f"- Plan: {code_span(plan_path)} line {task.line + 1}",
+        f"- Module: {escape(task.module) if task.module else '(none)'}",
+        f"- Files it may change: {_code_list(task.context_files)}",
+        *_last_run(last),
+        *_steering(task.id),
+    ]
+    return IssueText(title, _join(lines), (LABEL, BLOCKED_LABEL))
+
+
+def _code_list(items: Sequence[str], limit: int = 20) -> str:
+    shown = [code_span(item) for item in items[:limit]]
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return (", ".join(shown) or "(none)") + more
+
+
+def _last_run(last: status_log.ParsedEntry | None) -> list[str]:
+    if last is None:
+        return ["", "### Last run", "", "No run of this task is in the status log."]
+    exit_text = (
+        "timed out or did not run" if last.exit_code is None else f"exit code {last.exit_code}"
+    )
+    lines = [
+        "",
+        "### Last run",
+        "",
+        f"Tick #{last.tick:03d} at {values.format_time(last.time)}: "
+        f"{_outcome_text(last.outcome)}, verify {exit_text}.",
+    ]
+    if last.verify_head:
+        lines += ["", *_fenced(last.verify_head)]
+    if last.error_analysis:
+        lines += ["", "**Error analysis:** " + escape(last.error_analysis, ANALYSIS_CHARS)]
+    modified = last.fields.get("Files Modified")
+    if modified:
+        lines += ["", "**Files modified:** " + escape(modified, ANALYSIS_CHARS)]
+    return lines
+
+
+def _steering(task_id: str) -> list[str]:
+    shown = escape(task_id)
+    return [
+        "",
+        "### How to steer",
+        "",
+        "Comment on this issue:",
+        "",
+        f"- plain text becomes a note for {shown}: the worker reads it the next time the task "
+        "runs (tell it the fact it was missing);",
+        "- `/memento retry` resets the retries and puts the task back in the queue "
+        "(lines below the command become a note);",
+        "- `/memento skip why` marks the task skipped `[-]` so the plan moves on;",
+        "- `/memento pause`, `/memento resume`, `/memento stop` set the whole plan's mode;",
+        "- `/memento tick` runs a tick now.",
+        "",
+        "Only comments by the repository's owners, members and collaborators (or people with "
+        "write access) count; memento answers each with a reaction. This issue closes by "
+        "itself when the task is no longer blocked.",
+    ]
+
+
+def task_unblocked_comment(task_id: str, new_marker: str | None) -> str:
+    """The comment that closes a task's issue once the task has left ``[!]``."""
+    state = {
+        DONE: "done ✅",
+        PENDING: "back in the queue (pending)",
+        RUNNING: "running again",
+        SKIPPED: "skipped",
+    }.get(new_marker or "", "no longer in the plan")
+    return _join(
+        [marker(GENERATED_KIND), f"{escape(task_id)} is no longer blocked: it is {state}. Closing."]
+    )
+
+
+def breaker_issue(reason: str, when: str) -> IssueText:
+    """The issue of a circuit-breaker trip: why ticking paused, and how to resume."""
+    lines = [
+        marker(BREAKER_KIND),
+        f"The circuit breaker paused the plan at {escape(when, 40)}: "
+        f"{escape(reason, ANALYSIS_CHARS)}",
+        "",
+        "No tick runs until someone resumes. Look at the blocked tasks and the last ticks in "
+        "the status log, fix the cause, then resume in any of these ways:",
+        "",
+        "- comment `/memento resume` on this issue;",
+        "- tick **Resume** on the dashboard issue;",
+        "- run the workflow by hand with command `resume`;",
+        "- run `memento resume` in a checkout of the memento branch and push.",
+        "",
+        "Plain comments here become notes for every task (global). This issue closes by "
+        "itself when ticking resumes.",
+    ]
+    return IssueText("memento: circuit breaker tripped", _join(lines), (LABEL, BREAKER_LABEL))
+
+
+def breaker_resolved_comment() -> str:
+    return _join([marker(GENERATED_KIND), "The circuit breaker no longer holds the plan. Closing."])
+
+
+# -- the dashboard -------------------------------------------------------------------------
+
+
+class DashboardView(NamedTuple):
+    """Everything the dashboard shows, gathered by the caller.
+
+    ``updated`` is shown as given: pass a time that changes only when the plan does (the
+    newest status-log record's, or the commit's), or every run edits the issue.
+    """
+
+    plan: Plan
+    records: Sequence[status_log.Record]
+    blocked_issues: Mapping[str, str]  # task id -> the task's issue URL
+    server_url: str
+    repository: str
+    branch: str
+    updated: str
+    plan_path: str = "docs/MASTER_PLAN.md"
+
+
+class _Limits(NamedTuple):
+    """How many rows each list shows; halved until the body fits GitHub's limit."""
+
+    phases: int = 30
+    tasks: int = 20
+
+
+def dashboard(view: DashboardView) -> IssueText:
+    """The one dashboard issue: mode, progress, running and blocked tasks, the last ticks,
+    the next task, and unticked checkboxes that steer the plan."""
+    limits = _Limits()
+    body = _dashboard_body(view, limits)
+    while len(body) > BODY_LIMIT and limits.tasks + limits.phases > 0:
+        limits = _Limits(limits.phases // 2, limits.tasks // 2)
+        body = _dashboard_body(view, limits)
+    return IssueText(DASHBOARD_TITLE, body, (LABEL, DASHBOARD_LABEL))
+
+
+def _dashboard_body(view: DashboardView, limits: _Limits) -> str:
+    plan = view.plan
+    title = escape(_plan_name(plan) or view.repository)
+    lines = [
+        marker(DASHBOARD_KIND),
+        f"## 🧠 memento · {title}",
+        "",
+        *_where(view),
+        "",
+        "### Progress",
+        "",
+        *progress_lines(plan, limits.phases),
+        *_task_section("Running", _running(plan), limits.tasks, view.blocked_issues, plan),
+        *_task_section("Blocked", _blocked(plan), limits.tasks, view.blocked_issues, plan),
+        "",
+        "### Next",
+        "",
+        _next_line(plan),
+        *_timeline(view.records),
+        "",
+        "### Controls",
+        "",
+        "Tick a box: memento applies it in a workflow run and unticks it. Only people with "
+        "write access count.",
+        "",
+        *control_boxes(plan, limits.tasks),
+    ]
+    return _join(lines)
+
+
+def _plan_name(plan: Plan) -> str:
+    """The plan's heading without its ``MASTER_PLAN:`` prefix."""
+    heading = plan.title or ""
+    prefix, colon, name = heading.partition(":")
+    return name.strip() if colon and prefix.strip().upper() == "MASTER_PLAN" else heading
+
+
+def _where(view: DashboardView) -> list[str]:
+    mode = view.plan.settings.tick_mode
+    base = f"{view.server_url.rstrip('/')}/{view.repository}"
+    branch = quote(view.branch, safe="/")
+    branch_link = _link(code_span(view.branch), f"{base}/tree/{branch}")
+    plan_link = _link(code_span(view.plan_path), f"{base}/blob/{branch}/{quote(view.plan_path)}")
+    return [
+        f"**Mode:** {_MODE_LINES.get(mode, escape(mode))}",
+        "",
+        f"**Branch:** {branch_link} · **Plan:** {plan_link} · **Updated:** "
+        f"{escape(view.updated, 40)}",
+    ]
+
+
+def progress_lines(plan: Plan, max_phases: int = 30) -> list[str]:
+    """The overall bar and a table of phases; with many phases, the finished ones before
+    the first open phase fold into one line and the rest past ``max_phases`` into another."""
+    tasks = plan.tasks
+    done = sum(1 for task in tasks if task.marker in RESOLVED)
+    blocked = sum(1 for task in tasks if task.marker == BLOCKED)
+    running = sum(1 for task in tasks if task.marker == RUNNING)
+    lines = [
+        f"{_bar(done, len(tasks))} **{done}/{len(tasks)}** done ({_percent(done, len(tasks))})"
+        f" · {blocked} blocked · {running} running"
+    ]
+    rows = [_phase_row(plan, index) for index in range(len(plan.phases))]
+    if not rows:
+        return lines
+    first_open = next((i for i, row in enumerate(rows) if not row.finished), len(rows))
+    start = max(0, min(first_open, len(rows) - max_phases))
+    shown = rows[start : start + max_phases]
+    lines += ["", "| Phase | Progress | Done | Blocked |", "|---|---|---|---|"]
+    lines += [row.text for row in shown]
+    if start:
+        lines += ["", f"The {start} phases before these are finished."]
+    hidden = len(rows) - start - len(shown)
+    if hidden:
+        lines += ["", f"…and {hidden} more phases."]
+    return lines
+
+
+class _PhaseRow(NamedTuple):
+    text: str
+    finished: bool
+
+
+def _phase_row(plan: Plan, index: int) -> _PhaseRow:
+    phase = plan.phases[index]
+    tasks = plan.tasks_in(phase)
+    done = sum(1 for task in tasks if task.marker in RESOLVED)
+    blocked = sum(1 for task in tasks if task.marker == BLOCKED)
+    name = escape(f"{phase.name}: {phase.title}".rstrip(": "))
+    text = (
+        f"| {name} | {_bar(done, len(tasks), 12)} | {done}/{len(tasks)} "
+        f"({_percent(done, len(tasks))}) | {blocked or ''} |"
+    )
+    return _PhaseRow(text, done == len(tasks))
+
+
+def _bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
+    filled = round(width * done / total) if total else 0
+    return "█" * filled + "░" * (width - filled)
+
+
+def _percent(done: int, total: int) -> str:
+    return f"{100 * done // total}%" if total else "0%"
+
+
+def _running(plan: Plan) -> list[Task]:
+    return [task for task in plan.tasks if task.marker == RUNNING]
+
+
+def _blocked(plan: Plan) -> list[Task]:
+    return [task for task in plan.tasks if task.marker == BLOCKED]
+
+
+def _task_section(
+    heading: str, tasks: Sequence[Task], limit: int, issues: Mapping[str, str], plan: Plan
+) -> list[str]:
+    if not tasks:
+        return []
+    lines = ["", f"### {heading} ({len(tasks)})", ""]
+    lines += [_task_line(task, issues, plan) for task in tasks[:limit]]
+    if len(tasks) > limit:
+        lines.append(f"- …and {len(tasks) - limit} more")
+    return lines
+
+
+def _task_line(task: Task, issues: Mapping[str, str], plan: Plan) -> str:
+    line = f"- {escape(task.id, 40)} {escape(task.description)}"
+    if task.marker == BLOCKED:
+        line += f" · retries {task.retries}/{plan.settings.max_retries}"
+        url = issues.get(task.id)
+        line += f" · {_link('issue', url)}" if url else " · issue not yet opened"
+    claim = task.claimed
+    if task.marker == RUNNING and claim is not None:
+        line += f" · since {values.format_time(claim.at)} on {escape(claim.worker, 60)}"
+    return line
+
+
+def _next_line(plan: Plan) -> str:
+    decision = pick(plan)
+    if decision.task is None:
+        return "Nothing to run: " + escape(decision.message, 300)
+    return escape(decision.message, 300)
+
+
+def _timeline(records: Sequence[status_log.Record]) -> list[str]:
+    entries = [record for record in records if isinstance(record, status_log.ParsedEntry)]
+    if not entries:
+        return []
+    lines = ["", "### Last ticks", "", "| Time | Tick | Task | Outcome |", "|---|---|---|---|"]
+    for entry in reversed(entries[-TIMELINE_ROWS:]):
+        task = entry.task_id or entry.task
+        lines.append(
+            f"| {values.format_time(entry.time)} | #{entry.tick:03d} | {escape(task, 60)} "
+            f"| {_entry_outcome(entry)} |"
+        )
+    return lines
+
+
+def _entry_outcome(entry: status_log.ParsedEntry) -> str:
+    text = _outcome_text(entry.outcome)
+    if entry.retry is not None and entry.max_retries is not None and entry.outcome != "success":
+        text += f" (retry {entry.retry}/{entry.max_retries})"
+    return text
+
+
+def _outcome_text(outcome: str | None) -> str:
+    if outcome is None:
+        return "unknown"
+    return f"{_OUTCOME_ICONS.get(outcome, '')} {outcome}".strip()
+
+
+# -- the dashboard's checkboxes ------------------------------------------------------------
+
+_MODE_BOXES = {
+    "auto": (("pause", "Pause: finish the running tick, then stop ticking"), ("stop", "Stop")),
+    "paused": (("resume", "Resume"), ("stop", "Stop")),
+    "stopped": (("resume", "Resume"),),
+}
+
+
+def control_boxes(plan: Plan, max_tasks: int = 20) -> list[str]:
+    """Unticked boxes for the controls that make sense now: no Pause while paused, no tick
+    unless ticking is on, retry and skip for each blocked task (the first ``max_tasks``)."""
+    mode = plan.settings.tick_mode
+    boxes = [
+        _box(marker(CONTROL_KIND, action), label) for action, label in _MODE_BOXES.get(mode, ())
+    ]
+    if mode == "auto":
+        boxes.append(_box(marker(CONTROL_KIND, "tick"), "Run a tick now"))
+    blocked = _blocked(plan)
+    for task in blocked[:max_tasks]:
+        shown = escape(task.id, 40)
+        boxes.append(_box(marker(RETRY_KIND, task.id), f"Retry {shown}: reset its retries"))
+        boxes.append(_box(marker(SKIP_KIND, task.id), f"Skip {shown}: mark it `[-]`"))
+    if len(blocked) > max_tasks:
+        boxes.append(
+            f"- {len(blocked) - max_tasks} more blocked tasks: steer them from their issues"
+        )
+    return boxes
+
+
+def _box(hidden: str, label: str) -> str:
+    return f"- [ ] {hidden} {label}"
+
+
+def ticked_controls(body: str | None) -> tuple[tuple[Control, ...], bool]:
+    """(controls, tick now) from the boxes ticked in a dashboard body, in body order.
+
+    A box counts only when its marker comes right after it at the start of a list line,
+    outside code blocks and comments; unknown markers and values are ignored.
+    """
+    controls: list[Control] = []
+    tick_now = False
+    code = CodeTracker()
+    for number, line in enumerate((body or "").splitlines()):
+        if code.step(number, line.lstrip(" \t")) != NORMAL:
+            continue
+        box = _BOX.match(line)
+        if box is None or box.group("mark") == " ":
+            continue
+        kind, value = box.group("kind"), box.group("value")
+        if kind == CONTROL_KIND and value == "tick":
+            tick_now = True
+            continue
+        control = _BOX_READERS.get(kind, _no_control)(value)
+        if control is not None and control not in controls:
+            controls.append(control)
+    return tuple(controls), tick_now
+
+
+def _mode_box(value: str) -> Control | None:
+    return Control(value) if value in ("pause", "resume", "stop") else None
+
+
+def _task_box(action: str) -> Callable[[str], Control | None]:
+    def read(value: str) -> Control | None:
+        return Control(action, value) if values.TASK_ID.fullmatch(value) else None
+
+    return read
+
+
+def _no_control(value: str) -> Control | None:
+    return None
+
+
+_BOX_READERS: Mapping[str, Callable[[str], Control | None]] = {
+    CONTROL_KIND: _mode_box,
+    RETRY_KIND: _task_box("retry"),
+    SKIP_KIND: _task_box("skip"),
+}
+
+
+# -- the job summary -----------------------------------------------------------------------
+
+
+class TaskResultLike(Protocol):
+    """One task's result in a tick (memento_gh.engine.tick.TaskOutcome has these)."""
+
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def commit(self) -> str | None: ...
+    @property
+    def message(self) -> str: ...
+
+
+def job_summary(
+    plan: Plan | None,
+    *,
+    outcome: str,
+    lines: Sequence[str] = (),
+    tasks: Sequence[TaskResultLike] = (),
+    blocked_issues: Mapping[str, str] | None = None,
+    dashboard_url: str | None = None,
+    run_url: str | None = None,
+) -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: this run's outcome and what it did (``lines``,
+    one sentence each: the tick, each control applied or refused, why the event was
+    ignored), each task the tick ran, then the plan's progress and blocked tasks."""
+    body = [f"## memento: {escape(outcome, 60)}", ""]
+    body += [f"- {escape(line, 500)}" for line in lines]
+    if tasks:
+        body += ["", "| Task | Outcome | Commit | |", "|---|---|---|---|"]
+        body += [_task_result_row(task) for task in tasks]
+    if plan is not None:
+        body += ["", "### Progress", "", *progress_lines(plan)]
+        body += _task_section("Blocked", _blocked(plan), 50, blocked_issues or {}, plan)
+    links = [
+        _link(name, url) for name, url in (("dashboard", dashboard_url), ("run", run_url)) if url
+    ]
+    if links:
+        body += ["", " · ".join(links)]
+    return _join(body) + "\n"
+
+
+def _task_result_row(task: TaskResultLike) -> str:
+    commit = code_span(task.commit[:7]) if task.commit else ""
+    return (
+        f"| {escape(task.task_id, 40)} | {_outcome_text(task.outcome)} | {commit} "
+        f"| {escape(task.message, 200)} |"
+    )
+
+
+# -- annotations ---------------------------------------------------------------------------
+
+
+def annotation(
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    title: str | None = None,
+) -> str:
+    """A workflow command such as ``::error file=docs/MASTER_PLAN.md,line=3::message``,
+    escaped so that no value can end the command or start another."""
+    if level not in _ANNOTATION_LEVELS:
+        raise ValueError(
+            f"annotation level {level!r} is not one of {', '.join(_ANNOTATION_LEVELS)}"
+        )
+    properties = [
+        f"{key}={_escape_property(str(value))}"
+        for key, value in (("file", file), ("line", line), ("title", title))
+        if value is not None
+    ]
+    head = f"::{level} {','.join(properties)}" if properties else f"::{level}"
+    return f"{head}::{_escape_data(message)}"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _join(lines: Sequence[str]) -> str:
+    return "\n".join(lines)
