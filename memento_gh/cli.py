@@ -123,6 +123,16 @@ def _add_demo(commands: Subcommands) -> None:
     parser.set_defaults(command="demo")
 
 
+def _add_github(commands: Subcommands) -> None:
+    commands.add_parser(
+        "github",
+        help="run one step of the GitHub Action (reads the workflow's environment)",
+        description="What action.yml runs: route the workflow event, check out the memento "
+        "branch, apply controls, tick, push, sync the issues and the dashboard. Configured "
+        "by the runner's GITHUB_* variables and the action's MEMENTO_* inputs.",
+    ).set_defaults(command="github")
+
+
 CONTROL_ACTIONS = ("pause", "resume", "stop", "retry", "skip", "note")
 
 
@@ -198,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tick(commands)
     _add_controls(commands)
     _add_demo(commands)
+    _add_github(commands)
     return parser
 
 
@@ -209,6 +220,7 @@ HANDLERS = {
     "next": "memento_gh.commands.status",
     "tick": "memento_gh.commands.tick",
     "demo": "memento_gh.commands.demo",
+    "github": "memento_gh.commands.github",
     **dict.fromkeys(CONTROL_ACTIONS, "memento_gh.commands.control"),
 }
 

@@ -28,6 +28,7 @@ MODES = {"pause": "paused", "resume": "auto", "stop": "stopped"}
 ACTIONS = (*MODES, "retry", "skip", "note")
 NOTES_HEADER = "# HUMAN NOTES\n\n## Active Notes\n\n---\n\n## Archive\n"
 STATUS_HEADER = "# TICK STATUS LOG\n"
+SOURCE_TRAILER = "Memento-Source"
 
 
 class Control(NamedTuple):
@@ -109,8 +110,50 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
     if dirty_before.intersection(relative):
         return describe(control) + " (not committed: the file had other uncommitted changes)"
     subject = f"memento: {control.action}" + (f" {control.task}" if control.task else "")
-    sha = workspace.commit(f"{subject}\n\nMemento-Control: {control.action}\n", relative)
+    sha = workspace.commit(f"{subject}\n\n{_trailers(control)}", relative)
     return describe(control) + f" (committed {sha[:7]})"
+
+
+def _trailers(control: Control) -> str:
+    """``Memento-Source:`` names the comment a control came from: the branch's history is
+    the ledger that keeps a re-delivered or re-scanned comment from applying twice."""
+    lines = [f"Memento-Control: {control.action}"]
+    if control.source:
+        lines.append(f"{SOURCE_TRAILER}: {' '.join(control.source.split())}")
+    return "".join(line + "\n" for line in lines)
+
+
+def record_refused(
+    layout: Layout,
+    control: Control,
+    reason: str,
+    *,
+    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    wait: float = 30.0,
+) -> None:
+    """A control from a comment that could not be applied still leaves a trace: an event in
+    the status log, committed with the comment's source, so that the refusal is visible and
+    the same comment is not tried (and answered) again on every run."""
+    if not control.source:
+        return
+    try:
+        with repo_lock(layout.lock, wait=wait):
+            status = files.read_text(layout.status) if layout.status.exists() else STATUS_HEADER
+            what = describe(control) if control.action != "note" else "note"
+            line = f"Control not applied ({what}): {' '.join(reason.split())}"
+            event = status_log.render_event(clock(), line)
+            files.write_atomic(layout.status, status_log.append(status, event))
+            workspace = _workspace(layout)
+            if workspace is not None:
+                relative = layout.status.resolve().relative_to(workspace.root.resolve())
+                workspace.commit(
+                    f"memento: {control.action} not applied\n\n{_trailers(control)}",
+                    [relative.as_posix()],
+                )
+    except Busy:
+        raise UserError(
+            f"a tick holds the lock on this repository ({layout.lock}); try again when it ends"
+        ) from None
 
 
 def _workspace(layout: Layout) -> Workspace | None:

@@ -16,10 +16,13 @@ import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh.errors import UserError
 from memento_gh.files import decode_utf8
+
+if TYPE_CHECKING:
+    from datetime import timedelta
 
 EMERGENCY_STASH = "memento-emergency-stash"
 FALLBACK_IDENTITY = (("user.name", "memento"), ("user.email", "memento@localhost"))
@@ -187,6 +190,17 @@ class Workspace:
         """How many commits HEAD's history holds (0 on an unborn branch)."""
         status, out, _ = self._try_git("rev-list", "--count", "HEAD")
         return int(out.decode().strip()) if status == 0 else 0
+
+    def trailer_values(self, key: str, since: timedelta) -> set[str]:
+        """The values of the ``key:`` trailer in the commits of HEAD's history made within
+        ``since`` (by committer date); empty on an unborn branch."""
+        window = f"--since={int(since.total_seconds())} seconds ago"
+        status, out, _ = self._try_git(
+            "log", window, f"--format=%(trailers:key={key},valueonly,separator=%x00)%x00"
+        )
+        if status != 0:
+            return set()
+        return {value.strip() for value in out.decode("utf-8", "replace").split("\0") if value}
 
     def is_clean(self, keep: Sequence[str] = ()) -> bool:
         """True when index and work tree equal HEAD, untracked files matching ``keep`` aside."""

@@ -1,0 +1,510 @@
+"""``memento github``: one workflow run of the action, from the event to the pushed branch,
+the synced issues, the job summary and the step outputs.
+
+A run: read the settings and the event; route it (events.py, pure); pass the trust gate;
+check out the ``memento`` branch; catch up on comments a dropped run never saw (the
+workflow's concurrency group keeps one pending run, so a burst of events loses some);
+apply the controls; tick when asked; push (the token is handed to git only there); bring
+the issues and the dashboard in line with the plan; report. Issue writes come after the
+push, so a failing API never loses a tick: the next run converges.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from memento_gh import files, remote
+from memento_gh.controls import Control, apply_control, record_refused
+from memento_gh.docs import status_log
+from memento_gh.engine.tick import TickConfig, TickResult, run_tick
+from memento_gh.errors import UserError
+from memento_gh.github import events, reconcile, render
+from memento_gh.layout import Layout
+from memento_gh.plan.model import BLOCKED, DONE, ERROR, Plan
+from memento_gh.plan.scanner import parse
+from memento_gh.workspace import Workspace
+
+if TYPE_CHECKING:
+    from memento_gh.github.sync import Comment, GitHub, Issue
+
+#: How far back a run looks for comments it may have missed: longer than the gap between
+#: two scheduled runs, short enough to keep the listing to one page.
+CATCH_UP = timedelta(hours=24)
+TOKEN_VARIABLE = "MEMENTO_GITHUB_TOKEN"
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"", "0", "false", "no", "off"}
+
+
+class Settings(NamedTuple):
+    """What the action's inputs and the runner's environment say, checked."""
+
+    token: str
+    repository: str
+    api_url: str
+    server_url: str
+    event_name: str
+    event_path: Path | None
+    branch: str
+    base: str | None
+    plan_dir: str
+    agent: str | None
+    agent_cmd: str | None
+    max_tasks: int | None
+    inputs: events.Inputs
+    dry_run: bool
+    worker_id: str
+    run_url: str | None
+    output_path: Path | None
+    summary_path: Path | None
+
+
+def read_settings(env: Mapping[str, str]) -> Settings:
+    token = env.get(TOKEN_VARIABLE) or env.get("GITHUB_TOKEN") or ""
+    if not token:
+        raise UserError(
+            "no GitHub token: pass `github-token` to the action (the default is "
+            "${{ github.token }}), or set MEMENTO_GITHUB_TOKEN"
+        )
+    repository = env.get("GITHUB_REPOSITORY", "")
+    if repository.count("/") != 1:
+        raise UserError(
+            "GITHUB_REPOSITORY is not set to owner/name; `memento github` runs inside a "
+            "GitHub Actions workflow (for local ticks use `memento tick`)"
+        )
+    server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+    run_id = env.get("GITHUB_RUN_ID")
+    return Settings(
+        token=token,
+        repository=repository,
+        api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
+        server_url=server.rstrip("/"),
+        event_name=env.get("GITHUB_EVENT_NAME", ""),
+        event_path=Path(env["GITHUB_EVENT_PATH"]) if env.get("GITHUB_EVENT_PATH") else None,
+        branch=env.get("MEMENTO_BRANCH") or "memento",
+        base=env.get("MEMENTO_BASE_BRANCH") or None,
+        plan_dir=env.get("MEMENTO_PLAN_DIR") or "docs",
+        agent=env.get("MEMENTO_AGENT") or None,
+        agent_cmd=env.get("MEMENTO_AGENT_CMD") or None,
+        max_tasks=_max_tasks(env.get("MEMENTO_MAX_TASKS", "")),
+        inputs=events.Inputs(
+            command=env.get("MEMENTO_COMMAND", "").strip(),
+            task=env.get("MEMENTO_TASK", "").strip(),
+            text=env.get("MEMENTO_TEXT", ""),
+            allowed_associations=events.parse_associations(
+                env.get("MEMENTO_ALLOWED_ASSOCIATIONS") or "OWNER,MEMBER,COLLABORATOR"
+            ),
+        ),
+        dry_run=_flag(env.get("MEMENTO_DRY_RUN", ""), "dry-run"),
+        worker_id=f"actions-{run_id}" if run_id else "actions",
+        run_url=f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}" if run_id else None,
+        output_path=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
+        summary_path=Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None,
+    )
+
+
+def _max_tasks(text: str) -> int | None:
+    if not text.strip():
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UserError(f"max-tasks must be a whole number of at least 1, not {text!r}")
+    return value
+
+
+def _flag(text: str, name: str) -> bool:
+    word = text.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise UserError(f"{name} must be true or false, not {text!r}")
+
+
+def load_event(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UserError(f"cannot read the event payload {path}: {error}") from None
+    return payload if isinstance(payload, dict) else {}
+
+
+class Report(NamedTuple):
+    """What the run did, for the job summary and the step outputs."""
+
+    outcome: str
+    lines: tuple[str, ...] = ()
+    tick: TickResult | None = None
+    commit: str | None = None
+    blocked_issues: Mapping[str, str] | None = None
+    dashboard_url: str | None = None
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def run(
+    env: Mapping[str, str],
+    root: Path,
+    *,
+    say: Callable[[str], None] = print,
+    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    connect: Callable[[Settings], GitHub] | None = None,
+) -> int:
+    settings = read_settings(env)
+    request = events.route(settings.event_name, load_event(settings.event_path), settings.inputs)
+    say(f"memento github: {settings.event_name or 'no event'} — {request.reason or request.kind}")
+    if request.kind == "ignore":
+        return _finish(settings, None, Report("ignored", (request.reason,)), say)
+    github = (connect or _connect)(settings)
+    gate = _Gate(github, settings.inputs.allowed_associations)
+    if request.actor is not None and not gate.trusts(request.actor):
+        who = f"@{request.actor.login}"
+        return _finish(settings, None, Report("untrusted", (f"{who} may not steer memento",)), say)
+    current = Run(settings, env, root, github, gate, say, clock)
+    current.prepare()
+    return current.go(request)
+
+
+def _connect(settings: Settings) -> GitHub:
+    from memento_gh.github.sync import GitHub
+
+    return GitHub(settings.api_url, settings.token, settings.repository)
+
+
+class _Gate:
+    """The trust gate, asking GitHub for a person's permission at most once per run."""
+
+    def __init__(self, github: GitHub, allowed: frozenset[str]) -> None:
+        self.github = github
+        self.allowed = allowed
+        self.known: dict[str, bool] = {}
+
+    def trusts(self, actor: events.Actor) -> bool:
+        verdict = events.trust(actor, self.allowed)
+        if verdict != "ask":
+            return verdict == "trusted"
+        if actor.login not in self.known:
+            permission = self.github.permission(actor.login)
+            self.known[actor.login] = events.permission_trusts(permission)
+        return self.known[actor.login]
+
+
+class Run:
+    def __init__(
+        self,
+        settings: Settings,
+        env: Mapping[str, str],
+        root: Path,
+        github: GitHub,
+        gate: _Gate,
+        say: Callable[[str], None],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.settings = settings
+        # The agent's environment starts from this one; agents.agent_env drops the tokens,
+        # and the action's own is dropped here by name as well.
+        self.env = {name: value for name, value in env.items() if name != TOKEN_VARIABLE}
+        self.root = root
+        self.layout = Layout(root, settings.plan_dir)
+        self.github = github
+        self.gate = gate
+        self.say = say
+        self.clock = clock
+        self.lines: list[str] = []
+        self.issues: list[Issue] | None = None
+        self.blocked_links: dict[str, str] = {}
+        self.dashboard_url: str | None = None
+
+    def prepare(self) -> None:
+        remote.use_bot_identity(self.root)
+        self.say(
+            remote.prepare_branch(
+                self.root,
+                branch=self.settings.branch,
+                base=self.settings.base,
+                token=self.settings.token,
+            )
+        )
+
+    def go(self, request: events.Request) -> int:
+        if not self._plan_is_valid():
+            return self._finish("invalid-plan", None)
+        applied = self._apply_request(request)
+        result = self._tick() if request.kind == "tick" or request.tick_after else None
+        outcome = _outcome(result, applied)
+        pushed = self._push()
+        if not pushed:
+            outcome = "push-conflict"
+        elif not self.settings.dry_run:
+            self._sync()
+        if request.comment_id is not None and not self.settings.dry_run:
+            self._acknowledge(request.comment_id, applied)
+        return self._finish(outcome, result)
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _plan_is_valid(self) -> bool:
+        """A plan with errors is never ticked: each error becomes an annotation on its line."""
+        from memento_gh.commands.validate import check_plan_text, read_working_tree
+
+        if not self.layout.plan.exists():
+            raise UserError(
+                f"{self.settings.plan_dir}/MASTER_PLAN.md is missing on the "
+                f"{self.settings.branch} branch; run `memento init` and commit the plan"
+            )
+        _, problems = check_plan_text(
+            files.read_text(self.layout.plan), read_working_tree(self.layout.project_map)
+        )
+        path = f"{self.settings.plan_dir}/MASTER_PLAN.md"
+        for problem in problems:
+            level = "error" if problem.severity == ERROR else "warning"
+            self.say(render.annotation(level, problem.message, file=path, line=problem.line + 1))
+        errors = sum(1 for problem in problems if problem.severity == ERROR)
+        if errors:
+            self.lines.append(f"The plan has {errors} error(s); no tick ran. See the annotations.")
+        return not errors
+
+    def _apply_request(self, request: events.Request) -> list[str]:
+        """Apply the event's controls, then any missed comment; what was applied, in words."""
+        applied: list[str] = []
+        for control in request.controls:
+            applied += self._apply(control)
+        if request.comment_id is None and not self.settings.dry_run:
+            applied += self._catch_up()
+        return applied
+
+    def _apply(self, control: Control) -> list[str]:
+        try:
+            message = apply_control(self.layout, control, clock=self.clock)
+        except UserError as error:
+            record_refused(self.layout, control, str(error), clock=self.clock)
+            self.lines.append(f"Not applied: {control.action} — {error}")
+            return []
+        self.lines.append(f"Applied: {message}")
+        return [message]
+
+    def _catch_up(self) -> list[str]:
+        """Comments on memento issues that no run has applied yet (their runs were dropped
+        by the concurrency group): apply them now, oldest first."""
+        found = reconcile.find_issues(self._issues())
+        targets = {issue.number: task for task, issue in found.tasks.items()}
+        globals_ = {issue.number for issue in (found.dashboard, found.breaker) if issue}
+        seen = Workspace(self.root).trailer_values("Memento-Source", since=CATCH_UP * 2)
+        applied: list[str] = []
+        since = self.clock() - CATCH_UP
+        comments = sorted(self.github.recent_comments(since), key=lambda c: c.created)
+        for comment in comments:
+            if comment.issue_number not in targets and comment.issue_number not in globals_:
+                continue
+            if any(source.startswith(comment.url + " ") for source in seen):
+                continue
+            applied += self._apply_comment(comment, targets.get(comment.issue_number))
+        return applied
+
+    def _apply_comment(self, comment: Comment, task: str | None) -> list[str]:
+        actor = events.Actor(comment.login, comment.association, comment.is_bot)
+        if not self.gate.trusts(actor):
+            return []
+        source = events.comment_source(comment.url, comment.login, comment.association)
+        try:
+            controls, _ = events.parse_comment(comment.body, task=task, source=source)
+        except UserError as error:
+            # Its own run answered it with a "confused" reaction, or was dropped: the
+            # comment names no command memento knows, so there is nothing to catch up on.
+            self.lines.append(f"Skipped a comment ({comment.url}): {error}")
+            return []
+        applied: list[str] = []
+        for control in controls:
+            applied += self._apply(control)
+        return applied
+
+    def _tick(self) -> TickResult | None:
+        agent = self.settings.agent or ("command" if self.settings.agent_cmd else None)
+        if agent is None:
+            raise UserError(
+                "no agent chosen: set the action's `agent` input (claude, codex, aider, "
+                "gemini, openclaw) or `agent-command`"
+            )
+        config = TickConfig(
+            agent=agent,
+            agent_cmd=self.settings.agent_cmd,
+            worker_id=self.settings.worker_id,
+            max_tasks=self.settings.max_tasks,
+        )
+        result = run_tick(self.layout, config, environ=self.env, say=self.say)
+        self.lines.append(f"Tick: {result.status} — {result.message}")
+        return result
+
+    def _push(self) -> bool:
+        if self.settings.dry_run:
+            self.lines.append("Dry run: nothing pushed, no issue written.")
+            return True
+        pushed = remote.push(self.root, branch=self.settings.branch, token=self.settings.token)
+        if pushed.pushed:
+            return True
+        self.say(render.annotation("warning", f"memento could not push: {pushed.reason}"))
+        self.lines.append(
+            f"Not pushed: {pushed.reason}. The next run starts again from the remote branch."
+        )
+        return False
+
+    def _sync(self) -> None:
+        """Bring the issues in line with the plan; an API failure leaves it to the next run."""
+        from memento_gh.github.sync import SyncError
+
+        try:
+            self._sync_issues()
+        except SyncError as error:
+            self.say(render.annotation("warning", f"issue sync incomplete: {error}"))
+            self.lines.append(f"Issue sync incomplete ({error}); the next run finishes it.")
+
+    def _sync_issues(self) -> None:
+        plan = self._plan_or_none()
+        if plan is None:
+            return
+        records = self._records()
+        found = reconcile.find_issues(self._issues())
+        plan_path = f"{self.settings.plan_dir}/MASTER_PLAN.md"
+        operations = reconcile.task_operations(plan, records, found, plan_path=plan_path)
+        operations += reconcile.breaker_operations(plan, records, found)
+        created = self._carry_out(operations)
+        links = {task: issue.url for task, issue in found.tasks.items()}
+        links.update({task: url for task, url in created.items() if task})
+        view = render.DashboardView(
+            plan=plan,
+            records=records,
+            blocked_issues=links,
+            server_url=self.settings.server_url,
+            repository=self.settings.repository,
+            branch=self.settings.branch,
+            updated=_last_change(records),
+        )
+        self.blocked_links = links
+        dashboard = self._carry_out(reconcile.dashboard_operations(view, found))
+        self.dashboard_url = found.dashboard.url if found.dashboard else dashboard.get("")
+
+    def _carry_out(self, operations: Sequence[reconcile.Operation]) -> dict[str, str]:
+        """Do the operations in order; returns the URLs of the issues it created, by the
+        task they are about ("" for the dashboard and the breaker's issue)."""
+        created: dict[str, str] = {}
+        for operation in operations:
+            if isinstance(operation, reconcile.Create):
+                issue = self.github.create_issue(
+                    operation.text.title, operation.text.body, operation.text.labels
+                )
+                marker = render.read_marker(issue.body)
+                if marker is not None:
+                    created[marker[1] or ""] = issue.url
+            elif isinstance(operation, reconcile.Edit):
+                self.github.edit_issue(
+                    operation.number,
+                    body=operation.body,
+                    state=operation.state,
+                    state_reason=operation.state_reason,
+                )
+            else:
+                self.github.comment(operation.number, operation.body)
+        return created
+
+    def _acknowledge(self, comment_id: int, applied: Sequence[str]) -> None:
+        from memento_gh.github.sync import SyncError
+
+        try:
+            self.github.react(comment_id, "+1" if applied else "confused")
+        except SyncError as error:
+            self.say(render.annotation("warning", f"could not react to the comment: {error}"))
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _issues(self) -> list[Issue]:
+        if self.issues is None:
+            self.issues = self.github.memento_issues()
+        return self.issues
+
+    def _records(self) -> list[status_log.Record]:
+        path = self.layout.status
+        return status_log.parse_status(files.read_text(path)) if path.exists() else []
+
+    def _plan_or_none(self) -> Plan | None:
+        path = self.layout.plan
+        return parse(files.read_text(path)) if path.exists() else None
+
+    def _finish(self, outcome: str, result: TickResult | None) -> int:
+        report = Report(
+            outcome,
+            tuple(self.lines),
+            result,
+            Workspace(self.root).head(),
+            self.blocked_links,
+            self.dashboard_url,
+        )
+        return _finish(self.settings, self._plan_or_none(), report, self.say)
+
+
+def _last_change(records: Sequence[status_log.Record]) -> str:
+    """The dashboard's "updated" time: that of the newest status-log record, not the clock,
+    so that a run that changed nothing leaves the body (and the API budget) alone."""
+    if not records:
+        return "never"
+    latest = max(records, key=lambda record: record.line)
+    return latest.time.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _outcome(result: TickResult | None, applied: Sequence[str]) -> str:
+    if result is None:
+        return "controls" if applied else "nothing"
+    if result.tasks:
+        return result.tasks[0].outcome
+    return result.status
+
+
+# -- reporting ------------------------------------------------------------------------------
+
+
+def _finish(
+    settings: Settings, plan: Plan | None, report: Report, say: Callable[[str], None]
+) -> int:
+    outputs = _outputs(plan, report)
+    for line in report.lines:
+        say(line)
+    if settings.output_path is not None:
+        _append(settings.output_path, "".join(f"{key}={value}\n" for key, value in outputs.items()))
+    if settings.summary_path is not None:
+        summary = render.job_summary(
+            plan,
+            outcome=report.outcome,
+            lines=report.lines,
+            tasks=report.tick.tasks if report.tick else (),
+            blocked_issues=report.blocked_issues,
+            dashboard_url=report.dashboard_url,
+            run_url=settings.run_url,
+        )
+        _append(settings.summary_path, summary)
+    return 1 if report.outcome == "invalid-plan" else 0
+
+
+def _outputs(plan: Plan | None, report: Report) -> dict[str, str]:
+    tasks = plan.tasks if plan is not None else ()
+    first = report.tick.tasks[0] if report.tick and report.tick.tasks else None
+    return {
+        "outcome": report.outcome,
+        "task-id": first.task_id if first else "",
+        "completed": str(sum(1 for task in tasks if task.marker == DONE)),
+        "total": str(len(tasks)),
+        "blocked": str(sum(1 for task in tasks if task.marker == BLOCKED)),
+        "commit": report.commit or "",
+    }
+
+
+def _append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(text)

@@ -1,0 +1,176 @@
+"""What the GitHub issues should be, given the plan: a pure comparison that returns the
+operations bringing the issues there (create, edit, reply), for the adapter to carry out.
+
+The issues are found by their hidden markers, never by title. Every run computes the
+operations afresh from the plan on the branch and the issues as listed, so a run that
+failed halfway (a 5xx, a rate limit) is finished by the next one and nothing is created
+twice: an issue that exists, open or closed, is edited or reopened, never made again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, Protocol
+
+from memento_gh.docs import status_log
+from memento_gh.engine import breaker
+from memento_gh.github import render
+from memento_gh.plan.model import BLOCKED, SKIPPED, Plan, Task
+
+
+class IssueLike(Protocol):
+    """The fields of an issue this module reads (memento_gh.github.sync.Issue has them)."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+
+
+class Create(NamedTuple):
+    text: render.IssueText
+
+
+class Edit(NamedTuple):
+    number: int
+    body: str | None = None
+    state: str | None = None  # "open" | "closed"
+    state_reason: str | None = None  # "completed" | "not_planned" | "reopened"
+
+
+class Reply(NamedTuple):
+    number: int
+    body: str
+
+
+Operation = Create | Edit | Reply
+
+
+class Found(NamedTuple):
+    """The memento issues by what they are for, from their markers."""
+
+    tasks: Mapping[str, IssueLike]
+    dashboard: IssueLike | None
+    breaker: IssueLike | None
+
+
+def find_issues(issues: Sequence[IssueLike]) -> Found:
+    """Sort issues by marker. Of two issues with one marker (made by hand, or by a run
+    that died between the create and its answer), an open one wins, then the oldest."""
+    tasks: dict[str, IssueLike] = {}
+    dashboard: IssueLike | None = None
+    tripped: IssueLike | None = None
+    for issue in sorted(issues, key=lambda found: (found.state != "open", found.number)):
+        marker = render.read_marker(issue.body)
+        if marker is None:
+            continue
+        kind, value = marker
+        if kind == render.TASK_KIND and value and value not in tasks:
+            tasks[value] = issue
+        elif kind == render.DASHBOARD_KIND and dashboard is None:
+            dashboard = issue
+        elif kind == render.BREAKER_KIND and tripped is None:
+            tripped = issue
+    return Found(tasks, dashboard, tripped)
+
+
+def task_operations(
+    plan: Plan,
+    records: Sequence[status_log.Record],
+    found: Found,
+    *,
+    plan_path: str,
+) -> list[Operation]:
+    """One open issue per blocked task; a task that left [!] gets its issue closed."""
+    operations: list[Operation] = []
+    last = latest_entries(records)
+    blocked = {task.id: task for task in plan.tasks if task.marker == BLOCKED}
+    for task_id, task in blocked.items():
+        text = render.blocked_issue(
+            task, last.get(task_id), max_retries=plan.settings.max_retries, plan_path=plan_path
+        )
+        issue = found.tasks.get(task_id)
+        if issue is None:
+            operations.append(Create(text))
+        elif issue.state != "open":
+            operations.append(Edit(issue.number, body=text.body, state="open"))
+        elif issue.body != text.body:
+            operations.append(Edit(issue.number, body=text.body))
+    for task_id, issue in found.tasks.items():
+        if task_id in blocked or issue.state != "open":
+            continue
+        now = plan.task(task_id)
+        marker = now.marker if now is not None else None
+        operations.append(Reply(issue.number, render.task_unblocked_comment(task_id, marker)))
+        operations.append(Edit(issue.number, state="closed", state_reason=_close_reason(now)))
+    return operations
+
+
+def _close_reason(task: Task | None) -> str:
+    """Skipped or removed from the plan: not planned; done or back in the queue: resolved."""
+    return "not_planned" if task is None or task.marker == SKIPPED else "completed"
+
+
+def breaker_operations(
+    plan: Plan, records: Sequence[status_log.Record], found: Found
+) -> list[Operation]:
+    """An issue while the circuit breaker holds the plan paused, closed on resume."""
+    reason = tripped_reason(plan, records)
+    issue = found.breaker
+    if reason is not None:
+        text = render.breaker_issue(reason.text, reason.when)
+        if issue is None:
+            return [Create(text)]
+        if issue.state != "open":
+            return [Edit(issue.number, body=text.body, state="open")]
+        return [] if issue.body == text.body else [Edit(issue.number, body=text.body)]
+    if issue is not None and issue.state == "open":
+        return [
+            Reply(issue.number, render.breaker_resolved_comment()),
+            Edit(issue.number, state="closed", state_reason="completed"),
+        ]
+    return []
+
+
+class Trip(NamedTuple):
+    text: str
+    when: str
+
+
+def tripped_reason(plan: Plan, records: Sequence[status_log.Record]) -> Trip | None:
+    """The breaker holds the plan when it is paused and the breaker's line is the latest
+    event (as for .memento_alert); a person's pause has no breaker line after it."""
+    if plan.settings.tick_mode != "paused":
+        return None
+    events = [record for record in records if isinstance(record, status_log.Event)]
+    if not events:
+        return None
+    latest = max(events, key=lambda event: event.line)
+    prefix = breaker.BREAKER_LINE.split("{reason}", 1)[0]
+    if not latest.text.startswith(prefix):
+        return None
+    return Trip(latest.text[len(prefix) :].strip(), latest.time.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def dashboard_operations(view: render.DashboardView, found: Found) -> list[Operation]:
+    """The dashboard issue, made once and then edited only when its body would change."""
+    text = render.dashboard(view)
+    issue = found.dashboard
+    if issue is None:
+        return [Create(text)]
+    return [] if issue.body == text.body else [Edit(issue.number, body=text.body)]
+
+
+def latest_entries(records: Sequence[status_log.Record]) -> dict[str, status_log.ParsedEntry]:
+    """Each task's latest tick entry in the status log."""
+    latest: dict[str, status_log.ParsedEntry] = {}
+    for record in records:
+        if isinstance(record, status_log.ParsedEntry) and record.task_id:
+            known = latest.get(record.task_id)
+            if known is None or record.line > known.line:
+                latest[record.task_id] = record
+    return latest

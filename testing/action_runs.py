@@ -1,0 +1,197 @@
+"""`memento github` runs in-process against real parts: a bare ``origin`` holding a memento
+project on ``main``, a fresh clone per run (as actions/checkout makes, without credentials),
+the fake GitHub server over real HTTP through the real PyGithub client, and the scripted
+fake agent as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from memento_gh.github import action
+from memento_gh.github.sync import GitHub
+from memento_gh.plan.model import Plan
+from memento_gh.plan.scanner import parse
+from testing.agents import Script, scripted_command, scripted_env, write_script
+from testing.fake_github import FakeGitHub
+from testing.repos import bare_repo, clone, commit_all, git, init_repo
+from testing.ticks import CLEANIGNORE, GITIGNORE, GUARD, NOTES, STATUS, UNSET, one_phase, plan_of
+
+REPOSITORY = "octo/project"
+TOKEN = "ghs_test_token_0123456789"
+
+
+class RunResult(NamedTuple):
+    code: int
+    said: list[str]
+    outputs: dict[str, str]
+    summary: str
+
+
+class ActionProject:
+    """A repository on a bare origin, the fake GitHub, and a way to run the action."""
+
+    def __init__(self, tmp_path: Path, github: FakeGitHub, plan: str | None = None) -> None:
+        self.tmp = tmp_path
+        self.github = github
+        self.origin = bare_repo(tmp_path / "origin.git")
+        seed = init_repo(tmp_path / "seed")
+        contents = {
+            "docs/MASTER_PLAN.md": plan if plan is not None else plan_of([one_phase()]),
+            "docs/HUMAN_NOTES.md": NOTES,
+            "docs/TICK_STATUS.md": STATUS,
+            GUARD: "G = 1\n",
+            ".memento_cleanignore": CLEANIGNORE,
+            ".gitignore": GITIGNORE,
+        }
+        for name, text in contents.items():
+            path = seed / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        commit_all(seed, "project")
+        git(seed, "branch", "-M", "main")
+        git(seed, "remote", "add", "origin", str(self.origin))
+        git(seed, "push", "-q", "origin", "main")
+        git(self.origin, "symbolic-ref", "HEAD", "refs/heads/main")
+        self.outside = tmp_path / "outside"
+        self.outside.mkdir()
+        self.script_path = self.outside / "script.json"
+        self.runs = 0
+
+    def script(self, script: Script) -> None:
+        write_script(self.script_path, script)
+
+    # -- running ----------------------------------------------------------------------------
+
+    def run(
+        self,
+        event: str,
+        payload: Mapping[str, Any] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        """One workflow run in a fresh checkout of ``main`` (the runner is new each time)."""
+        self.runs += 1
+        work = self.tmp / f"run-{self.runs}"
+        work.mkdir()
+        checkout = clone(self.origin, work / "checkout", "--depth", "1", "-b", "main")
+        git(checkout, "config", "--unset", "user.name")
+        git(checkout, "config", "--unset", "user.email")
+        event_path = work / "event.json"
+        event_path.write_text(json.dumps(payload or {}), encoding="utf-8")
+        outputs, summary = work / "outputs", work / "summary.md"
+        said: list[str] = []
+        code = action.run(
+            self.env(event, event_path, outputs, summary, env),
+            checkout,
+            say=said.append,
+            connect=lambda settings: GitHub(
+                settings.api_url, settings.token, settings.repository, backoff=0.01, pace=False
+            ),
+        )
+        return RunResult(code, said, _outputs(outputs), _read(summary))
+
+    def env(
+        self,
+        event: str,
+        event_path: Path,
+        outputs: Path,
+        summary: Path,
+        extra: Mapping[str, str] | None,
+    ) -> dict[str, str]:
+        script = self.script_path if self.script_path.exists() else None
+        env = scripted_env(script=script, state=self.outside / "runs.json")
+        env = {name: value for name, value in env.items() if not name.startswith("GIT_")}
+        env.update(dict.fromkeys(UNSET, ""))
+        env.update(
+            {
+                "GITHUB_EVENT_NAME": event,
+                "GITHUB_EVENT_PATH": str(event_path),
+                "GITHUB_REPOSITORY": REPOSITORY,
+                "GITHUB_API_URL": self.github.url,
+                "GITHUB_SERVER_URL": self.github.web_url,
+                "GITHUB_RUN_ID": str(1000 + self.runs),
+                "GITHUB_OUTPUT": str(outputs),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "MEMENTO_GITHUB_TOKEN": TOKEN,
+                "MEMENTO_AGENT_CMD": scripted_command(),
+            }
+        )
+        env.update(extra or {})
+        return env
+
+    # -- reading the remote -------------------------------------------------------------------
+
+    def show(self, path: str, branch: str = "memento") -> str:
+        return git(self.origin, "show", f"{branch}:{path}")
+
+    def plan(self) -> Plan:
+        return parse(self.show("docs/MASTER_PLAN.md"))
+
+    def marker(self, task_id: str) -> str:
+        task = self.plan().task(task_id)
+        assert task is not None, f"{task_id} is not in the plan on the memento branch"
+        return task.marker
+
+    def subjects(self, branch: str = "memento") -> list[str]:
+        return git(self.origin, "log", "--format=%s", branch).splitlines()
+
+    def memento_issues(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Issues labelled memento (and ``memento:<kind>`` when given)."""
+        wanted = "memento" if kind is None else f"memento:{kind}"
+        return [
+            issue
+            for issue in self.github.issues(pulls=False)
+            if wanted in {label["name"] for label in issue["labels"]}
+        ]
+
+
+def comment_event(
+    github: FakeGitHub,
+    issue: Mapping[str, Any],
+    body: str,
+    *,
+    author: str = "alice",
+    association: str = "OWNER",
+    author_type: str = "User",
+) -> dict[str, Any]:
+    """The ``issue_comment`` payload of a comment made on the fake server just now."""
+    comment = github.add_comment(
+        issue["number"], body, author=author, association=association, author_type=author_type
+    )
+    return {
+        "action": "created",
+        "issue": issue,
+        "comment": comment,
+        "sender": comment["user"],
+        "repository": {"full_name": REPOSITORY},
+    }
+
+
+def edit_event(issue: Mapping[str, Any], body: str, *, editor: str = "alice") -> dict[str, Any]:
+    """The ``issues: edited`` payload of ``issue`` whose body was changed to ``body``."""
+    return {
+        "action": "edited",
+        "issue": {**issue, "body": body},
+        "changes": {"body": {"from": issue["body"]}},
+        "sender": {"login": editor, "type": "User"},
+        "repository": {"full_name": REPOSITORY},
+    }
+
+
+def _outputs(path: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in _read(path).splitlines():
+        key, _, value = line.partition("=")
+        found[key] = value
+    return found
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def names(issues: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [issue["title"] for issue in issues]
