@@ -10,6 +10,12 @@ each tick the repository is reset to its first commit (not timed), so every roun
 the same task. Target (issue #3): at most 3x the baseline at 1,000 tasks, growing
 linearly; and the prompt for the same task equal (within 5%) in a 10-task and a
 10,000-task plan.
+
+Each repository is set up by `memento init` (the worker prompt, the notes, the status log,
+the ignore files), its plan then replaced by one of N tasks whose Meta holds every counter
+init writes: the tick measured is an ordinary one. `--setup bare` measures instead a
+project's very first tick in a repository holding only the plan and the map, which also
+creates the status log and adds the missing Meta counter.
 """
 
 from __future__ import annotations
@@ -27,10 +33,11 @@ SIZES = (10, 1_000, 10_000)
 TASKS_PER_PHASE = 100
 
 
-def plan_text(tasks: int) -> str:
+def plan_text(tasks: int, counters: bool = True) -> str:
     parts = [
         "# MASTER_PLAN: Bench\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n",
-        f"- total_ticks: 0\n- total_tasks: {tasks}\n- completed_tasks: 0\n\n",
+        f"- total_ticks: 0\n- total_tasks: {tasks}\n- completed_tasks: 0\n",
+        "- consecutive_failed_ticks: 0\n\n" if counters else "\n",
     ]
     for phase in range((tasks + TASKS_PER_PHASE - 1) // TASKS_PER_PHASE):
         parts.append(
@@ -52,17 +59,23 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def make_repo(root: Path, name: str, tasks: int | None) -> Path:
+def make_repo(root: Path, name: str, tasks: int | None, setup: str = "init") -> Path:
     repo = root / name
     (repo / "docs").mkdir(parents=True)
     git(repo, "init", "-q")
     git(repo, "config", "user.name", "Bench")
     git(repo, "config", "user.email", "bench@localhost")
+    if tasks is not None and setup == "init":
+        memento = [sys.executable, "-m", "memento_gh", "init", "--name", "Bench"]
+        subprocess.run(memento, cwd=repo, capture_output=True, check=True, env=RUN_ENV)
+    else:
+        text = "logs/\n.memento.lock\n.memento_alert\n"
+        (repo / ".gitignore").write_text(text, encoding="utf-8")
     if tasks is not None:
-        (repo / "docs" / "MASTER_PLAN.md").write_text(plan_text(tasks), encoding="utf-8")
+        plan = plan_text(tasks, counters=setup == "init")
+        (repo / "docs" / "MASTER_PLAN.md").write_text(plan, encoding="utf-8")
         map_text = "# PROJECT MAP\n\n## Module Registry\n\n### [MODULE:core]\n- Purpose: all\n"
         (repo / "docs" / "PROJECT_MAP.md").write_text(map_text, encoding="utf-8")
-    (repo / ".gitignore").write_text("logs/\n.memento.lock\n.memento_alert\n", encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "start")
     return repo
@@ -119,11 +132,18 @@ def prompt_bytes(tasks: int) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--setup",
+        choices=("init", "bare"),
+        default="init",
+        help="init: a repository as `memento init` sets it up (default); bare: the plan and "
+        "the map alone, so that each round is a project's first tick",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         scratch = make_repo(root, "scratch", None)
-        repos = {size: make_repo(root, f"plan-{size}", size) for size in SIZES}
+        repos = {size: make_repo(root, f"plan-{size}", size, args.setup) for size in SIZES}
         starts = {size: git(repo, "rev-parse", "HEAD") for size, repo in repos.items()}
         samples: dict[str, list[float]] = {"baseline": []}
         samples.update({f"tick {size:>6,} tasks": [] for size in SIZES})
@@ -133,7 +153,10 @@ def main() -> int:
             for size, repo in repos.items():
                 samples[f"tick {size:>6,} tasks"].append(tick_once(repo, starts[size]))
     base = statistics.median(samples["baseline"])
-    print(f"median of {args.rounds} rounds, {sys.executable} ({sys.version.split()[0]})")
+    print(
+        f"median of {args.rounds} rounds, setup {args.setup}, "
+        f"{sys.executable} ({sys.version.split()[0]})"
+    )
     print(f"{'case':<24}{'median ms':>10}{'x baseline':>12}")
     for name, values in samples.items():
         median = statistics.median(values)

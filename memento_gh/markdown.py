@@ -25,10 +25,9 @@ class CodeTracker:
         self._fence: tuple[str, int] | None = None
         self._in_comment = False
         self.opening: Opening | None = None
-
-    @property
-    def open(self) -> bool:
-        return self._fence is not None or self._in_comment
+        #: Inside a code block or comment (an attribute, not a property: the plan's scanner
+        #: asks for every line).
+        self.open = False
 
     def step(self, number: int, stripped: str) -> str:
         """Classify one line, given without its leading whitespace."""
@@ -38,11 +37,13 @@ class CodeTracker:
             if body.startswith(char * length) and not body.strip(char):
                 self._fence = None
                 self.opening = None
+                self.open = False
             return INSIDE
         if self._in_comment:
             if "-->" in stripped:
                 self._in_comment = False
                 self.opening = None
+                self.open = False
             return INSIDE
         lead = stripped[:1]
         if lead in ("`", "~"):
@@ -50,9 +51,11 @@ class CodeTracker:
             if length >= 3 and not (lead == "`" and "`" in stripped[length:]):
                 self._fence = (lead, length)
                 self.opening = Opening(number, lead * length)
+                self.open = True
                 return FENCE_OPENED
         elif lead == "<" and stripped.startswith("<!--") and "-->" not in stripped[4:]:
             self._in_comment = True
             self.opening = Opening(number, "-->")
+            self.open = True
             return COMMENT_OPENED
         return NORMAL

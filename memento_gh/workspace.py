@@ -10,7 +10,6 @@ to HEAD, the commit, and a fingerprint of git's own configuration.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import subprocess
@@ -43,6 +42,15 @@ _SAFE_OPTIONS = (
     "core.fsmonitor=false",
 )
 _DIFF_OPTIONS = ("-z", "--no-color", "--no-ext-diff", "--no-textconv")
+_STATUS = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--branch",
+    "--no-ahead-behind",
+    "--untracked-files=all",
+    "--no-renames",
+)
 
 _KINDS = {
     "M": "modified",
@@ -61,6 +69,7 @@ class GitError(UserError):
 class _Repository(NamedTuple):
     top: Path | None  # the work tree's top; None in a bare repository
     common_dir: Path  # where config, hooks/ and info/ live (shared by worktrees)
+    git_dir: Path | None = None  # where this work tree's HEAD lives (None: not asked)
 
 
 def _git_command() -> list[str]:
@@ -78,24 +87,47 @@ def _run_git(
             capture_output=True,
             check=False,
         )
-    except FileNotFoundError:
-        if not cwd.is_dir():
-            raise UserError(f"{cwd}: no such folder") from None
-        raise UserError("git is not installed or not on PATH; install git") from None
-    except NotADirectoryError:
-        raise UserError(f"{cwd}: not a folder") from None
+    except (FileNotFoundError, NotADirectoryError) as error:
+        raise _not_started(cwd, error) from None
+
+
+def _start_git(cwd: Path, *args: str) -> subprocess.Popen[bytes]:
+    """Start git without waiting for it (``_run_git`` that returns at once)."""
+    try:
+        return subprocess.Popen(
+            [*_git_command(), *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except (FileNotFoundError, NotADirectoryError) as error:
+        raise _not_started(cwd, error) from None
+
+
+def _not_started(cwd: Path, error: OSError) -> UserError:
+    if isinstance(error, NotADirectoryError):
+        return UserError(f"{cwd}: not a folder")
+    if not cwd.is_dir():
+        return UserError(f"{cwd}: no such folder")
+    return UserError("git is not installed or not on PATH; install git")
 
 
 def open_repo(root: Path) -> _Repository:
     """The repository ``root`` is in (``root`` may be any folder inside its work tree)."""
     # One call in a work tree; a bare repository fails --show-toplevel and takes a second.
     done = _run_git(
-        root, "rev-parse", "--is-bare-repository", "--git-common-dir", "--show-toplevel"
+        root,
+        "rev-parse",
+        "--is-bare-repository",
+        "--git-common-dir",
+        "--git-dir",
+        "--show-toplevel",
     )
     if done.returncode == 0:
-        bare, common, top_line = os.fsdecode(done.stdout).splitlines()[:3]
+        bare, common, git_dir, top_line = os.fsdecode(done.stdout).splitlines()[:4]
         if bare != "true":
-            return _Repository(Path(top_line), (root / common).resolve())
+            return _Repository(Path(top_line), (root / common).resolve(), root / git_dir)
     done = _run_git(root, "rev-parse", "--is-bare-repository", "--git-common-dir")
     if done.returncode != 0:
         raise UserError(f"{root}: not inside a git repository; run `git init` first")
@@ -144,6 +176,18 @@ class FileChange(NamedTuple):
     old_path: str | None = None  # the old path of a rename
 
 
+class TreeStatus(NamedTuple):
+    """The work tree against HEAD, as one ``git status`` sees it."""
+
+    head: str | None  # the sha HEAD points at; None on an unborn branch
+    tracked: tuple[str, ...]  # tracked paths whose index entry or file differs from HEAD
+    untracked: tuple[str, ...]  # untracked files git does not ignore ("dir/": nested repo)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return self.tracked + self.untracked
+
+
 class RollbackReport(NamedTuple):
     """What a rollback did, stage by stage."""
 
@@ -186,6 +230,17 @@ class Workspace:
         found += [_untracked_change(self.root, path) for path in self._untracked(keep)]
         return sorted(found, key=lambda change: change.path)
 
+    def status(self) -> TreeStatus:
+        """HEAD and every path that differs from it, from a single git process: what a
+        tick checks before and after the agent. Renames count as their two paths, and no
+        line is counted (``changes`` does that, for the paths that need it)."""
+        return self.start_status().result()
+
+    def start_status(self) -> PendingStatus:
+        """``status`` started and not waited for: git looks at the tree while the caller
+        does other work, until ``result()``."""
+        return start_status(self.root)
+
     def commit_count(self) -> int:
         """How many commits HEAD's history holds (0 on an unborn branch)."""
         status, out, _ = self._try_git("rev-list", "--count", "HEAD")
@@ -210,12 +265,20 @@ class Workspace:
         """A sha256 per file of .git/config, .git/hooks/ and .git/info/, keyed by its path
         relative to .git; the executable bit counts (it is what turns a hook on). The tick's
         own scratch files under .git/memento/ are not part of it."""
-        common = self._repo.common_dir
-        found: dict[str, str] = {}
-        for path in [common / "config", *_walk(common / "hooks"), *_walk(common / "info")]:
-            digest = _file_digest(path)
-            if digest is not None:
-                found[path.relative_to(common).as_posix()] = digest
+        import hashlib  # the tick compares git_state(), which needs no digest
+
+        return {path: hashlib.sha256(data).hexdigest() for path, data in self.git_state().items()}
+
+    def git_state(self) -> dict[str, bytes]:
+        """What ``git_fingerprint`` digests: per file of .git/config, .git/hooks/ and
+        .git/info/, its kind (file, executable, link) and content. Two states are equal
+        exactly when the fingerprints are."""
+        common = os.fspath(self._repo.common_dir)
+        found: dict[str, bytes] = {}
+        for name in ["config", *_walk(common, "hooks"), *_walk(common, "info")]:
+            data = _file_state(f"{common}/{name}")
+            if data is not None:
+                found[name] = data
         return found
 
     # -- changing ---------------------------------------------------------------------------
@@ -249,34 +312,46 @@ class Workspace:
             left = tuple(self._dirty_paths(keep))
         return RollbackReport(tuple(restored), tuple(removed), tuple(kept), stash, left)
 
-    def commit(self, message: str, paths: Sequence[str] | None = None) -> str:
+    def commit(
+        self, message: str, paths: Sequence[str] | None = None, *, new: Iterable[str] | None = None
+    ) -> str:
         """Stage everything (or just ``paths``, deletions included) and commit it with
-        ``message`` byte for byte; return the new sha. No hooks run and nothing is signed."""
+        ``message`` byte for byte; return the new sha. No hooks run and nothing is signed.
+
+        ``new`` says which of ``paths`` git may not know yet: only those are staged first
+        (``commit --only`` takes the others from the work tree itself), which spares a git
+        process when there are none. Should git not know another one after all, the commit
+        fails and is made again with every path staged."""
         only: list[str] = []
         if paths is None:
             self._git("add", "-A")
         else:
             chosen = list(dict.fromkeys(paths))
-            # git add cannot name a path gone from disk; commit --only takes its deletion
-            present = [path for path in chosen if _exists(self.root, path)]
-            if present:
-                self._git("add", "-A", "--", *present)
+            unknown = set(chosen if new is None else new)
+            self._stage([path for path in chosen if path in unknown])
             only = ["--only", "--", *chosen]
-        self._git(
-            "commit",
-            "-q",
-            "--no-verify",
-            "--no-gpg-sign",
-            "--cleanup=verbatim",
-            "-F",
-            "-",
-            *only,
-            stdin=message.encode("utf-8"),
-            config=("commit.gpgsign=false", *self._missing_identity()),
+        command = ("commit", "-q", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim")
+        arguments = (*command, "-F", "-", *only)
+        stdin = message.encode("utf-8")
+        # Git may not invent an identity (user.useConfigOnly): a repository without one
+        # fails here, and only then is the configuration read to fill in the fallback.
+        status, _, _ = self._try_git(
+            *arguments, stdin=stdin, config=("commit.gpgsign=false", "user.useConfigOnly=true")
         )
-        sha = self.head()
+        if status != 0:
+            if paths is not None and new is not None:
+                self._stage(chosen)
+            missing = self._missing_identity()
+            self._git(*arguments, stdin=stdin, config=("commit.gpgsign=false", *missing))
+        sha = self._head_file() or self.head()
         assert sha is not None
         return sha
+
+    def _stage(self, paths: Sequence[str]) -> None:
+        # git add cannot name a path gone from disk; commit --only takes its deletion
+        present = [path for path in paths if _exists(self.root, path)]
+        if present:
+            self._git("add", "-A", "--", *present)
 
     def reset_soft(self, sha: str) -> None:
         """Move the branch back to ``sha`` and keep the undone commits' changes in the tree
@@ -315,6 +390,23 @@ class Workspace:
         status, out, _ = self._try_git("rev-parse", "-q", "--verify", "refs/stash")
         return out.decode().strip() if status == 0 else None
 
+    def _head_file(self) -> str | None:
+        """HEAD read from the files a commit has just written (the loose ref of the branch,
+        or a detached HEAD); None when git keeps it elsewhere (packed refs, reftable)."""
+        git_dir = self._repo.git_dir
+        if git_dir is None:
+            return None
+        try:
+            text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+            if text.startswith("ref: refs/heads/"):
+                ref = text[len("ref: ") :]
+                text = (self._repo.common_dir / ref).read_text(encoding="ascii").strip()
+        except (OSError, ValueError):
+            return None
+        if len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text):
+            return text
+        return None
+
     def _missing_identity(self) -> list[str]:
         _, out, _ = self._try_git("config", "--get-regexp", r"^user\.(name|email)$")
         configured = {
@@ -334,17 +426,17 @@ class Workspace:
         return self._git("hash-object", "-t", "tree", "--stdin", stdin=b"").decode().strip()
 
     def _tracked_changes(self) -> list[FileChange]:
-        # "HEAD" saves resolving it first; only an unborn branch needs the empty tree.
-        status, names, _ = self._try_git("diff", "HEAD", "--name-status", "-M", *_DIFF_OPTIONS)
-        base = "HEAD"
+        # "HEAD" saves resolving it first; only an unborn branch needs the empty tree. One
+        # diff gives both the kind of each change (--raw) and its line counts (--numstat).
+        options = ("--raw", "--numstat", "-M", *_DIFF_OPTIONS)
+        status, listing, _ = self._try_git("diff", "HEAD", *options)
         if status != 0:
-            base = self._base()
-            names = self._git("diff", base, "--name-status", "-M", *_DIFF_OPTIONS)
-        if not names:
-            return []  # a clean tree needs no line counts
-        counts = _parse_numstat(self._git("diff", base, "--numstat", "-M", *_DIFF_OPTIONS))
+            listing = self._git("diff", self._base(), *options)
+        if not listing:
+            return []
+        names, counts = _parse_raw_numstat(listing)
         found = []
-        for letter, path, old_path in _parse_name_status(names):
+        for letter, path, old_path in names:
             added, removed = counts.get(path, (0, 0))
             binary = added is None
             found.append(
@@ -380,13 +472,11 @@ class Workspace:
     def _git(self, *args: str, stdin: bytes | None = None, config: Iterable[str] = ()) -> bytes:
         status, out, err = self._try_git(*args, stdin=stdin, config=config)
         if status != 0:
-            lines = (err or os.fsdecode(out)).strip().splitlines()
-            reason = lines[0].rstrip(".") if lines else f"exit code {status}"
-            raise GitError(
-                f"git {args[0]} failed in {self.root}: {reason}. "
-                "Is the repository healthy (`git status`)?"
-            )
+            raise self._failure(args[0], status, out, err)
         return out
+
+    def _failure(self, command: str, status: int, out: bytes, err: str) -> GitError:
+        return _git_failure(self.root, command, status, out, err)
 
     def _try_git(
         self, *args: str, stdin: bytes | None = None, config: Iterable[str] = ()
@@ -396,7 +486,47 @@ class Workspace:
         return done.returncode, done.stdout, os.fsdecode(done.stderr)
 
 
+def start_status(folder: Path) -> PendingStatus:
+    """``Workspace.status`` of the work tree ``folder`` is in (any folder of it: the paths
+    are the top's), started without waiting, even before the ``Workspace`` is made."""
+    return PendingStatus(folder, _start_git(folder, *_SAFE_OPTIONS, *_STATUS))
+
+
+class PendingStatus:
+    """A ``git status`` running for ``start_status``."""
+
+    def __init__(self, folder: Path, child: subprocess.Popen[bytes]) -> None:
+        self._folder = folder
+        self._child = child
+        self._done: tuple[int, bytes, str] | None = None
+
+    def result(self) -> TreeStatus:
+        """Wait for git; its ``TreeStatus``, or ``GitError`` when it failed."""
+        status, out, err = self._wait()
+        if status != 0:
+            raise _git_failure(self._folder, "status", status, out, err)
+        return _parse_status(out)
+
+    def close(self) -> None:
+        """Wait for git without reading its answer (a tick that stopped before it)."""
+        self._wait()
+
+    def _wait(self) -> tuple[int, bytes, str]:
+        if self._done is None:
+            out, err = self._child.communicate()
+            self._done = (self._child.returncode, out, os.fsdecode(err))
+        return self._done
+
+
 # -- pure helpers ---------------------------------------------------------------------------
+
+
+def _git_failure(root: Path, command: str, status: int, out: bytes, err: str) -> GitError:
+    lines = (err or os.fsdecode(out)).strip().splitlines()
+    reason = lines[0].rstrip(".") if lines else f"exit code {status}"
+    return GitError(
+        f"git {command} failed in {root}: {reason}. Is the repository healthy (`git status`)?"
+    )
 
 
 def _excludes(keep: Sequence[str]) -> list[str]:
@@ -409,34 +539,57 @@ def _split(listing: bytes) -> list[str]:
     return [os.fsdecode(item) for item in listing.split(b"\0") if item]
 
 
-def _parse_name_status(listing: bytes) -> list[tuple[str, str, str | None]]:
-    """``(letter, path, old_path)`` from ``git diff --name-status -z``."""
-    fields = iter(_split(listing))
-    found: list[tuple[str, str, str | None]] = []
-    for status in fields:
-        letter = status[0]
-        if letter in "RC":
-            old_path = next(fields)
-            found.append((letter, next(fields), old_path if letter == "R" else None))
-        else:
-            found.append((letter, next(fields), None))
-    return found
-
-
-def _parse_numstat(listing: bytes) -> dict[str, tuple[int | None, int | None]]:
-    """Lines added and removed per (new) path from ``git diff --numstat -z``; None for
-    binary files, which git shows as ``-``."""
+def _parse_raw_numstat(
+    listing: bytes,
+) -> tuple[list[tuple[str, str, str | None]], dict[str, tuple[int | None, int | None]]]:
+    """From ``git diff --raw --numstat -z``: ``(letter, path, old_path)`` per change (the
+    raw records, which start with ``:``), and lines added and removed per (new) path (the
+    numstat records; None for binary files, which git shows as ``-``)."""
     fields = iter(listing.split(b"\0"))
-    found: dict[str, tuple[int | None, int | None]] = {}
+    names: list[tuple[str, str, str | None]] = []
+    counts: dict[str, tuple[int | None, int | None]] = {}
     for record in fields:
         if not record:
+            continue
+        if record[:1] == b":":  # ":100644 100644 <sha> <sha> M", then the path(s)
+            letter = os.fsdecode(record.rsplit(b" ", 1)[1][:1])
+            first = os.fsdecode(next(fields))
+            if letter in "RC":
+                second = os.fsdecode(next(fields))
+                names.append((letter, second, first if letter == "R" else None))
+            else:
+                names.append((letter, first, None))
             continue
         added, removed, path = record.split(b"\t", 2)
         if not path:  # a rename: the old and the new path follow as fields of their own
             next(fields)
             path = next(fields)
-        found[os.fsdecode(path)] = (_count(added), _count(removed))
-    return found
+        counts[os.fsdecode(path)] = (_count(added), _count(removed))
+    return names, counts
+
+
+def _parse_status(listing: bytes) -> TreeStatus:
+    """A ``TreeStatus`` from ``git status --porcelain=v2 -z --branch``."""
+    head: str | None = None
+    tracked: list[str] = []
+    untracked: list[str] = []
+    fields = iter(listing.split(b"\0"))
+    for record in fields:
+        kind = record[:2]
+        if kind == b"# ":
+            if record.startswith(b"# branch.oid "):
+                oid = os.fsdecode(record[len(b"# branch.oid ") :])
+                head = None if oid == "(initial)" else oid
+        elif kind == b"1 ":  # 1 XY sub mH mI mW hH hI path
+            tracked.append(os.fsdecode(record.split(b" ", 8)[8]))
+        elif kind == b"2 ":  # 2 XY sub mH mI mW hH hI Xscore path, then the old path
+            tracked.append(os.fsdecode(record.split(b" ", 9)[9]))
+            tracked.append(os.fsdecode(next(fields)))
+        elif kind == b"u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path
+            tracked.append(os.fsdecode(record.split(b" ", 10)[10]))
+        elif kind == b"? ":
+            untracked.append(os.fsdecode(record[2:]))
+    return TreeStatus(head, tuple(tracked), tuple(untracked))
 
 
 def _count(field: bytes) -> int | None:
@@ -490,30 +643,37 @@ def _obstructed(root: Path, path: str) -> bool:
     return target.is_dir() and not target.is_symlink()
 
 
-def _walk(directory: Path) -> list[Path]:
-    """Every file and link below ``directory`` (links are not followed), sorted."""
-    found: list[Path] = []
+def _walk(root: str, folder: str) -> list[str]:
+    """Every file and link below ``root``/``folder`` (links are not followed), as sorted
+    POSIX paths relative to ``root``. Plain ``os`` calls: a tick walks .git/hooks twice."""
+    found: list[str] = []
     try:
-        entries = list(os.scandir(directory))
+        with os.scandir(f"{root}/{folder}") as entries:
+            listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
     except OSError:
         return found
-    for entry in entries:
-        path = Path(entry.path)
-        if entry.is_dir(follow_symlinks=False):
-            found += _walk(path)
+    for name, is_dir in listed:
+        relative = f"{folder}/{name}"
+        if is_dir:
+            found += _walk(root, relative)
         else:
-            found.append(path)
+            found.append(relative)
     return sorted(found)
 
 
-def _file_digest(path: Path) -> str | None:
+def _file_state(path: str) -> bytes | None:
     try:
-        mode = path.lstat().st_mode
+        mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode):
-            data = b"link\0" + os.fsencode(path.readlink())
-        else:
-            kind = b"executable\0" if mode & 0o111 else b"file\0"
-            data = kind + path.read_bytes()
+            return b"link\0" + os.fsencode(Path(path).readlink())
+        kind = b"executable\0" if mode & 0o111 else b"file\0"
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            chunks = [kind]
+            while chunk := os.read(descriptor, 1 << 16):
+                chunks.append(chunk)
+        finally:
+            os.close(descriptor)
     except OSError:
         return None
-    return hashlib.sha256(data).hexdigest()
+    return b"".join(chunks)

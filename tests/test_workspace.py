@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from memento_gh.errors import UserError
-from memento_gh.workspace import FileChange, RollbackReport, Workspace, init_repository
+from memento_gh.workspace import (
+    FileChange,
+    GitError,
+    RollbackReport,
+    TreeStatus,
+    Workspace,
+    init_repository,
+    start_status,
+)
 from testing.repos import commit_all, git, init_repo
 
 APP = b"one\ntwo\nthree\n"
@@ -446,6 +454,80 @@ def test_untracked_files_are_clean_only_when_kept(repo: Path) -> None:
     assert not workspace.is_clean(["*.local", "src/"])
 
 
+# -- status --------------------------------------------------------------------------------
+
+
+def test_status_of_a_fresh_checkout_is_head_and_nothing_else(repo: Path) -> None:
+    assert Workspace(repo).status() == TreeStatus(git(repo, "rev-parse", "HEAD").strip(), (), ())
+
+
+def test_status_names_every_path_that_differs_from_head(repo: Path) -> None:
+    """The tick's one git process per check sees what ``changes`` sees: edits, staged and
+    unstaged, deletions, both ends of a rename, untracked files (a nested repository as one
+    entry), never ignored ones, and paths with any characters."""
+    write(repo, "src/app.py", "edited\n")
+    (repo / "README.md").unlink()
+    (repo / "art").mkdir()
+    git(repo, "mv", "logo.bin", "art/logo.bin")
+    write(repo, "staged.py", "x\n")
+    git(repo, "add", "staged.py")
+    write(repo, "new dir/naïve\tname.txt", "x\n")
+    write(repo, "debug.log", "ignored\n")
+    (repo / "vendor/lib").mkdir(parents=True)
+    git(repo / "vendor/lib", "init", "-q")
+    write(repo, "vendor/lib/lib.py", "x\n")
+    found = Workspace(repo).status()
+    assert found.head == git(repo, "rev-parse", "HEAD").strip()
+    assert sorted(found.tracked) == [
+        "README.md",
+        "art/logo.bin",
+        "logo.bin",
+        "src/app.py",
+        "staged.py",
+    ]
+    assert sorted(found.untracked) == ["new dir/naïve\tname.txt", "vendor/lib/"]
+    changed = {change.path for change in Workspace(repo).changes()}
+    changed |= {change.old_path for change in Workspace(repo).changes() if change.old_path}
+    assert changed == set(found.paths)
+
+
+def test_status_sees_a_change_only_in_the_index(repo: Path) -> None:
+    write(repo, "src/app.py", "staged\n")
+    git(repo, "add", "src/app.py")
+    write(repo, "src/app.py", APP)
+    assert Workspace(repo).status().tracked == ("src/app.py",)
+
+
+def test_status_on_an_unborn_branch_has_no_head(tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "fresh")
+    write(root, "a.txt", "x\n")
+    assert Workspace(root).status() == TreeStatus(None, (), ("a.txt",))
+
+
+def test_a_status_started_early_gives_the_tree_as_it_was_asked(repo: Path) -> None:
+    pending = Workspace(repo).start_status()
+    write(repo, "late.py", "x\n")  # may or may not be seen: git was already looking
+    found = pending.result()
+    assert found.head == git(repo, "rev-parse", "HEAD").strip()
+    assert found.tracked == ()
+    pending.close()  # waiting twice is harmless
+
+
+def test_a_status_started_from_a_subfolder_names_paths_from_the_top(repo: Path) -> None:
+    write(repo, "src/app.py", "edited\n")
+    write(repo, "docs/new.md", "x\n")
+    found = start_status(repo / "src").result()
+    assert found == TreeStatus(
+        git(repo, "rev-parse", "HEAD").strip(), ("src/app.py",), ("docs/new.md",)
+    )
+
+
+def test_a_failed_status_is_a_git_error(repo: Path) -> None:
+    write(repo, ".git/index", "not an index")
+    with pytest.raises(GitError, match=r"git status failed .*Is the repository healthy"):
+        Workspace(repo).status()
+
+
 # -- commit --------------------------------------------------------------------------------
 
 
@@ -540,6 +622,53 @@ def test_commit_runs_no_hooks_and_never_signs(repo: Path) -> None:
     assert git(repo, "log", "-1", "--format=%B", sha) == "unhooked\n\n"
     assert "gpgsig" not in git(repo, "cat-file", "commit", sha)
     assert list(repo.glob("ran-*")) == []
+
+
+def test_commit_of_paths_git_knows_takes_them_from_the_work_tree(repo: Path) -> None:
+    write(repo, "src/app.py", "edited\n")
+    (repo / "README.md").unlink()
+    write(repo, "untouched.txt", "left alone\n")
+    sha = Workspace(repo).commit("known", ["src/app.py", "README.md"], new=[])
+    assert sha == git(repo, "rev-parse", "HEAD").strip()
+    assert git(repo, "show", "--name-status", "--format=", sha).split() == [
+        "D",
+        "README.md",
+        "M",
+        "src/app.py",
+    ]
+    assert "untouched.txt" in status(repo)
+
+
+def test_commit_stages_the_new_paths_it_is_told_of(repo: Path) -> None:
+    write(repo, "fresh.py", "x\n")
+    write(repo, "src/app.py", "edited\n")
+    sha = Workspace(repo).commit("new", ["fresh.py", "src/app.py"], new=["fresh.py"])
+    assert git(repo, "show", "--name-status", "--format=", sha).split() == [
+        "A",
+        "fresh.py",
+        "M",
+        "src/app.py",
+    ]
+
+
+def test_commit_stages_a_new_path_it_was_not_told_of_and_still_commits(repo: Path) -> None:
+    write(repo, "fresh.py", "x\n")
+    sha = Workspace(repo).commit("surprise", ["fresh.py"], new=[])
+    assert git(repo, "show", "--name-only", "--format=", sha).split() == ["fresh.py"]
+    assert status(repo) == ""
+
+
+def test_commit_returns_the_new_head_with_packed_refs_and_on_a_detached_head(
+    repo: Path,
+) -> None:
+    git(repo, "pack-refs", "--all")
+    write(repo, "src/app.py", "one\n")
+    sha = Workspace(repo).commit("packed", ["src/app.py"])
+    assert sha == git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "--detach")
+    write(repo, "src/app.py", "two\n")
+    detached = Workspace(repo).commit("detached", ["src/app.py"])
+    assert detached == git(repo, "rev-parse", "HEAD").strip() != sha
 
 
 def test_commit_uses_the_repository_identity(repo: Path) -> None:

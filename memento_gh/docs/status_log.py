@@ -23,13 +23,16 @@ multi-line verify output sits in an indented fenced block whose fence is longer 
 backtick run in it, so a line ``## [...] Tick #999`` of output is never a new entry.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` in this module: typing.NamedTuple compiles each
+# annotation given as a string when it makes the class, a cost every start of `memento`
+# paid for this module's records (benchmarks/bench_tick.py).
 
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
+from memento_gh.lazy_re import LazyPattern
 from memento_gh.markdown import FENCE_OPENED, NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.scanner import split_lines
@@ -43,24 +46,24 @@ VERIFY_LINES = 5  # the seed's "first 5 lines of stdout/stderr"
 VERIFY_LINE_CHARS = 500  # one runaway line must not bloat the log
 KEEP_ON_ROTATION = 5
 
-_ENTRY = re.compile(
+_ENTRY = LazyPattern(
     r"##[ \t]+\[(?P<time>[^\]\s]+)\][ \t]+Tick[ \t]+#(?P<tick>\d+)"
     r"(?:[ \t]+\(continued,[ \t]*tasks_this_tick:[ \t]*(?P<index>\d+)/(?P<count>\d+)\))?"
     r"[ \t]*$"
 )
 # `- [time] text`, or the seed's shell form `[time] text` without the bullet.
-_EVENT = re.compile(r"(?:[-*][ \t]+)?\[(?P<time>[^\]\s]+)\][ \t]+(?P<text>\S.*?)[ \t]*$")
-_FIELD = re.compile(r"-[ \t]+\*\*(?P<key>[^*]+)\*\*:[ \t]*(?P<value>.*?)[ \t]*$")
-_VERIFY_TAIL = re.compile(
+_EVENT = LazyPattern(r"(?:[-*][ \t]+)?\[(?P<time>[^\]\s]+)\][ \t]+(?P<text>\S.*?)[ \t]*$")
+_FIELD = LazyPattern(r"-[ \t]+\*\*(?P<key>[^*]+)\*\*:[ \t]*(?P<value>.*?)[ \t]*$")
+_VERIFY_TAIL = LazyPattern(
     r"(?:^|[ \t]+)\((?:exit code (?P<exit>-?\d+)|(?P<other>timed out|not run))\)$"
 )
-_RETRY = re.compile(r"\(retry[ \t]+(\d+)/(\d+)")
-_COMMIT = re.compile(r"`(?P<sha>[0-9a-fA-F]{4,40})`")
-_ROTATED = re.compile(r"<!--[ \t]*Rotated at\b.*-->[ \t]*$")
-_THEMATIC_BREAK = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_BACKTICKS = re.compile(r"`+")
+_RETRY = LazyPattern(r"\(retry[ \t]+(\d+)/(\d+)")
+_COMMIT = LazyPattern(r"`(?P<sha>[0-9a-fA-F]{4,40})`")
+_ROTATED = LazyPattern(r"<!--[ \t]*Rotated at\b.*-->[ \t]*$")
+_THEMATIC_BREAK = LazyPattern(r"([-*_])(?:[ \t]*\1){2,}[ \t]*")
+_ANSI = LazyPattern(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_CONTROL = LazyPattern(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BACKTICKS = LazyPattern(r"`+")
 
 
 class TickEntry(NamedTuple):
@@ -324,6 +327,9 @@ def parse_status(text: str) -> list[Record]:
 class _Reader:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
+        self.entry = _ENTRY.compiled.fullmatch
+        self.event = _EVENT.compiled.fullmatch
+        self.field = _FIELD.compiled.fullmatch
         self.records: list[Record] = []
         self.code = CodeTracker()
         self.heading: tuple[int, re.Match[str]] | None = None  # of the entry being read
@@ -355,12 +361,12 @@ class _Reader:
                 self.block = None
 
     def _line(self, number: int, line: str) -> None:
-        entry = _ENTRY.fullmatch(line)
+        entry = self.entry(line)
         if entry and _time(entry.group("time")) is not None:
             self._close()
             self.heading, self.fields = (number, entry), {}
             return
-        event = _EVENT.fullmatch(line)
+        event = self.event(line)
         if event:
             moment = _time(event.group("time"))
             if moment is not None:
@@ -369,7 +375,7 @@ class _Reader:
                 return
         if self.heading is None:
             return
-        field = _FIELD.fullmatch(line)
+        field = self.field(line)
         if field:
             key = field.group("key").strip()
             self.fields.setdefault(key, field.group("value"))
@@ -473,6 +479,19 @@ def is_latest_event(text: str, event_text: str) -> bool:
     return last_event(text) == _one_line(event_text)
 
 
+def _most_records(text: str) -> int:
+    """At least as many as the log's records: its lines that could start one (an entry's
+    ``##`` heading, an event's ``[time]`` after an optional bullet)."""
+    return sum(1 for line in text.splitlines() if _may_start_record(line))
+
+
+def _may_start_record(line: str) -> bool:
+    lead = line[:1]
+    if lead in ("-", "*"):
+        return line[1:2] in (" ", "\t") and line[2:].lstrip(" \t")[:1] == "["
+    return lead in ("#", "[", "\ufeff")
+
+
 def archive_path(now: datetime, archive_dir: str = ARCHIVE_DIR) -> str:
     """Where ``rotate``'s archived text goes, relative to the repository root."""
     stamp = now.astimezone(timezone.utc)
@@ -495,6 +514,8 @@ def rotate(
     engine write "🎉 ALL TASKS COMPLETE" again. The archive holds the file's bytes up to
     the first record kept (header included), unchanged.
     """
+    if _most_records(text) <= max_entries:
+        return text, None  # without reading the log: most ticks end here
     records = parse_status(text)
     if len(records) <= max_entries:
         return text, None

@@ -13,7 +13,6 @@ a value with spaces, quotes or ``;`` stays one argument. No shell is involved.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shlex
@@ -23,6 +22,7 @@ from typing import Any, NamedTuple
 
 from memento_gh.engine.process import DEFAULT_GRACE, ProcessResult, run_in_group
 from memento_gh.errors import UserError
+from memento_gh.lazy_re import LazyPattern
 from memento_gh.plan.model import Task
 
 COMMAND = "command"
@@ -394,7 +394,7 @@ def _codex_cost(output: str) -> dict[str, Any] | None:
 
 
 _AIDER_AMOUNT = r"[\d.,]+[kKmM]?"
-_AIDER_USAGE = re.compile(
+_AIDER_USAGE = LazyPattern(
     rf"Tokens: (?P<sent>{_AIDER_AMOUNT}) sent"
     rf"(?:, (?P<write>{_AIDER_AMOUNT}) cache write)?"
     rf"(?:, (?P<hit>{_AIDER_AMOUNT}) cache hit)?"
@@ -406,6 +406,8 @@ _AIDER_USAGE = re.compile(
 def _aider_cost(output: str) -> dict[str, Any] | None:
     # One report per model reply: token counts are per message (summed here), the session
     # cost is cumulative (the last one wins). Counts like "2.3k" are aider's rounding.
+    if "Tokens: " not in output:  # every report starts so; the pattern is compiled on demand
+        return None
     sent = received = hit = write = 0
     session: float | None = None
     replies = 0
@@ -508,8 +510,12 @@ def _last_json(output: str, wanted: Callable[[dict[str, Any]], bool]) -> dict[st
     Reports are one object per line (JSON lines) or one pretty-printed object; other
     output (stderr is merged in) may surround them.
     """
-    decoder = json.JSONDecoder()
     starts = [match.start() for match in re.finditer(r"(?m)^\{", output)]
+    if not starts:
+        return None
+    import json  # only output that holds JSON pays for the import
+
+    decoder = json.JSONDecoder()
     for start in reversed(starts):
         try:
             value, _ = decoder.raw_decode(output, start)
@@ -521,6 +527,10 @@ def _last_json(output: str, wanted: Callable[[dict[str, Any]], bool]) -> dict[st
 
 
 def _json_lines(output: str) -> Iterator[dict[str, Any]]:
+    if "{" not in output:
+        return
+    import json  # only output that holds JSON pays for the import
+
     for raw in output.splitlines():
         line = raw.strip()
         if not line.startswith("{"):

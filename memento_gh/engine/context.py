@@ -68,7 +68,7 @@ def gather_context(
     a file that does not fit is listed as over the budget and later, smaller files may still
     fit. ``exclude`` holds ``context_files``-style patterns of files never shown
     (pass ``guards.protected_paths(plan_dir)``)."""
-    finder = _Finder(root, compile_ignores(ignore_patterns), tuple(exclude))
+    finder = _Finder(root, ignore_patterns, tuple(exclude))
     found: set[str] = set()
     special: dict[str, str] = {}
     for pattern in patterns:
@@ -102,11 +102,20 @@ class _Budget:
 class _Finder:
     """Walks the tree below each pattern's literal prefix, once per prefix."""
 
-    def __init__(self, root: Path, rules: Sequence[IgnoreRule], exclude: tuple[str, ...]):
+    def __init__(self, root: Path, ignore_patterns: Sequence[str], exclude: tuple[str, ...]):
         self.root = root
-        self.rules = rules
+        self.ignore_patterns = ignore_patterns
+        self._rules: Sequence[IgnoreRule] | None = None
         self.exclude = exclude
         self.walked: dict[str, list[str]] = {}
+
+    @property
+    def rules(self) -> Sequence[IgnoreRule]:
+        """The ignore rules, compiled when a path first needs them (a task whose files do
+        not exist yet needs none)."""
+        if self._rules is None:
+            self._rules = compile_ignores(self.ignore_patterns)
+        return self._rules
 
     def matches(self, pattern: str) -> list[str]:
         start = literal_prefix(pattern)

@@ -80,7 +80,7 @@ def matches(pattern: str, path: str) -> bool:
         directory = clean.rstrip("/")
         # NUL is in no file name: matching it below the directory means "anything below"
         return bool(compiled.fullmatch(directory) or compiled.fullmatch(f"{directory}/\0"))
-    return compiled.fullmatch(clean) is not None
+    return bool(compiled.fullmatch(clean))
 
 
 def matches_any(patterns: Iterable[str], path: str) -> bool:
@@ -96,14 +96,34 @@ def _clean_path(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
+class _Literal:
+    """A plan pattern without wildcards, matched the way its regular expression would be
+    (``name(?:/.+)?``, or ``name/.+`` below a directory) by comparing strings: a tick
+    checks memento's own files this way on every path, and compiling each pattern cost
+    more than all the matching."""
+
+    __slots__ = ("below_only", "name")
+
+    def __init__(self, name: str, below_only: bool) -> None:
+        self.name = name
+        self.below_only = below_only
+
+    def fullmatch(self, path: str) -> bool:
+        if path == self.name:
+            return not self.below_only
+        return len(path) > len(self.name) + 1 and path.startswith(self.name + "/")
+
+
 @lru_cache(maxsize=4096)
-def _compile_plan_pattern(pattern: str) -> re.Pattern[str] | None:
+def _compile_plan_pattern(pattern: str) -> re.Pattern[str] | _Literal | None:
     below_only = normalize(pattern).endswith("/")
     segments = plan_segments(pattern)
     if segments is None:
         return None
     if not segments:
         return re.compile(r"(?s).+")
+    if not any(has_wildcards(segment) for segment in segments):
+        return _Literal("/".join(segments), below_only)
     body = _segments_regex(segments, escapes=False)
     if below_only:
         tail = "/.+"

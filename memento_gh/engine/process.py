@@ -220,18 +220,48 @@ def _group_alive(pgid: int) -> bool:
         except PermissionError:
             return True
         return True
-    return any(_in_group(entry, pgid) for entry in os.scandir(_PROC) if entry.name.isdigit())
+    return any(_in_group(pid, pgid) for pid in _pids())
 
 
-def _in_group(entry: os.DirEntry[str], pgid: int) -> bool:
+def _pids() -> list[str]:
+    with os.scandir(_PROC) as entries:
+        return [entry.name for entry in entries if entry.name.isdigit()]
+
+
+def _read_proc(pid: str, name: str) -> bytes | None:
+    """``/proc/<pid>/<name>``, or None once the process is gone (or not ours to read).
+    Plain ``os`` calls: this runs for every process on the machine after each command."""
     try:
-        raw = Path(entry.path, "stat").read_bytes()
-    except OSError:  # it exited while we looked
-        return False
+        descriptor = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if name == "stat":  # one line of a few hundred bytes: one read returns all of it
+            return os.read(descriptor, 4096) or None
+        chunks = []
+        while chunk := os.read(descriptor, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _state_and_group(raw: bytes) -> tuple[bytes, int]:
+    """The state letter and the process group of a ``/proc/<pid>/stat`` line."""
     # Fields after the command name (which may contain spaces and parentheses):
     # state ppid pgrp ...
-    fields = raw[raw.rindex(b")") + 2 :].split()
-    return int(fields[2]) == pgid and fields[0] not in (b"Z", b"X")
+    fields = raw[raw.rindex(b")") + 2 :].split(maxsplit=3)
+    return fields[0], int(fields[2])
+
+
+def _in_group(pid: str, pgid: int) -> bool:
+    raw = _read_proc(pid, "stat")
+    if raw is None:  # it exited while we looked
+        return False
+    state, group = _state_and_group(raw)
+    return group == pgid and state not in (b"Z", b"X")
 
 
 def stop_tagged(name: str, value: str, grace: float = DEFAULT_GRACE) -> list[int]:
@@ -265,19 +295,16 @@ def stop_tagged(name: str, value: str, grace: float = DEFAULT_GRACE) -> list[int
 def _tagged_groups(needle: bytes) -> set[int]:
     """The process groups of live processes whose environment holds ``needle``."""
     groups: set[int] = set()
-    for entry in os.scandir(_PROC):
-        if not entry.name.isdigit():
+    for pid in _pids():
+        environ = _read_proc(pid, "environ")
+        if environ is None or needle not in environ.split(b"\0"):
+            continue  # gone, another user's, or not tagged
+        raw = _read_proc(pid, "stat")
+        if raw is None:
             continue
-        try:
-            environ = Path(entry.path, "environ").read_bytes()
-            raw = Path(entry.path, "stat").read_bytes()
-        except OSError:  # gone, or another user's
-            continue
-        if needle not in environ.split(b"\0"):
-            continue
-        fields = raw[raw.rindex(b")") + 2 :].split()
-        if fields[0] not in (b"Z", b"X"):
-            groups.add(int(fields[2]))
+        state, group = _state_and_group(raw)
+        if state not in (b"Z", b"X"):
+            groups.add(group)
     return groups
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from memento_gh.docs.notes import GLOBAL, Note
 from memento_gh.engine.globs import has_wildcards, normalize
 from memento_gh.plan.model import Plan, Task
+
+if TYPE_CHECKING:  # the notes module is imported only when there are notes to show
+    from memento_gh.docs.notes import Note
 
 #: ``ContextFile.note`` values; "" means the content is there.
 BINARY = "binary"
@@ -59,6 +61,8 @@ def task_block(plan: Plan, task: Task) -> str:
 
 def notes_for(notes: Iterable[Note], task_id: str) -> list[Note]:
     """The notes a worker on ``task_id`` must see: unread, active, for it or ``global``."""
+    from memento_gh.docs.notes import GLOBAL
+
     return [
         note
         for note in notes
@@ -81,7 +85,7 @@ def build_prompt(
         system.strip("\n"),
         _task_section(task_block, task, max_diff_lines),
         _module_section(task, module_entry),
-        _notes_section(notes_for(notes, task.id)),
+        _notes_section(notes_for(notes, task.id) if notes else []),
     ]
     if lessons:
         sections.append(_lessons_section(lessons))
@@ -164,6 +168,8 @@ def _module_section(task: Task, entry: str | None) -> str:
 def _notes_section(notes: Sequence[Note]) -> str:
     if not notes:
         return "## Notes from humans\n\nNo unread notes for this task."
+    from memento_gh.docs.notes import GLOBAL
+
     parts = [
         "## Notes from humans",
         "",

@@ -9,21 +9,15 @@ edits files; everything else happens here.
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import shutil
 import signal
-import socket
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh import files
-from memento_gh.docs import notes as notes_doc
 from memento_gh.docs import status_log
-from memento_gh.docs.project_map import parse_project_map
 from memento_gh.engine import (
     agents,
     breaker,
@@ -38,12 +32,16 @@ from memento_gh.engine import (
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
 from memento_gh.lock import Busy, repo_lock
-from memento_gh.plan import editor
+from memento_gh.plan import derive, editor
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, Task
-from memento_gh.plan.scanner import parse
+from memento_gh.plan.scanner import no_cyclic_gc, parse
+from memento_gh.plan.validate import check_plan_text
 from memento_gh.plan.values import format_time
-from memento_gh.workspace import FileChange, GitError, Workspace
+from memento_gh.workspace import FileChange, GitError, TreeStatus, Workspace, start_status
+
+if TYPE_CHECKING:
+    from memento_gh.docs.notes import Note
 
 Clock = Callable[[], datetime]
 STATUS_HEADER = "# TICK STATUS LOG\n\n"
@@ -81,7 +79,8 @@ class TickResult(NamedTuple):
 
 
 def default_worker_id() -> str:
-    return f"{socket.gethostname()}-{os.getpid()}"
+    # os.uname() is what socket.gethostname() reads, without importing socket.
+    return f"{os.uname().nodename}-{os.getpid()}"
 
 
 def utc_now() -> datetime:
@@ -98,7 +97,9 @@ def run_tick(
 ) -> TickResult:
     """Run one tick; a tick already running on this repository makes this one a no-op."""
     try:
-        with repo_lock(layout.lock):
+        # The cyclic collector stays off: a large plan is hundreds of thousands of small
+        # objects, none in a cycle, that each collection would walk again for nothing.
+        with repo_lock(layout.lock), no_cyclic_gc():
             return _Tick(layout, config, clock, environ, say).run()
     except Busy:
         message = "Tick skipped: another tick holds the lock on this repository"
@@ -119,6 +120,14 @@ def _log_line(layout: Layout, moment: datetime, text: str) -> None:
     layout.logs.mkdir(parents=True, exist_ok=True)
     with (layout.logs / "memento.log").open("a", encoding="utf-8") as stream:
         stream.write(f"[{format_time(moment)}] {text}\n")
+
+
+class _Claim(NamedTuple):
+    """A task claimed for this tick: the plan as the claim wrote it, and the task in it."""
+
+    task: Task
+    text: str
+    block: str  # the task's lines in the claimed plan, for the prompt
 
 
 class _Attempt(NamedTuple):
@@ -145,26 +154,50 @@ class _Tick:
         self.clock = clock
         self.environ = environ
         self.say = say
-        self.workspace = Workspace(layout.root)
+        # git looks at the work tree while it is asked where the repository is.
+        self.early_status = start_status(layout.root)
+        try:
+            self.workspace = Workspace(layout.root)
+        except BaseException:
+            self.early_status.close()
+            raise
         self.root = self.workspace.root
+        self.resolved_root: Path | None = None
+        self.relative: dict[Path, str] = {}  # the paths of memento's files, as git names them
         self.scratch = self.root / ".git" / "memento"
         self.started = clock()
         self.tick_number: int | None = None
         self.outcomes: list[TaskOutcome] = []
+        #: The plan as last read or derived, its text, and the edits of a claim written
+        #: on top of it since (the plan on disk is then ``current`` plus ``unapplied``).
         self.current: Plan | None = None
+        self.current_text = ""
+        self.unapplied: tuple[editor.Edit, ...] = ()
+        #: HEAD as this tick last saw or made it, and the bookkeeping files git knows.
+        self.head: str | None = None
+        self.known: set[str] = set()
         self.keep: list[str] | None = None
-        self.run_tag = secrets.token_hex(16)
+        self.child_env: dict[str, str] | None = None
+        self.run_tag = os.urandom(16).hex()
         self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
 
     # -- the tick ---------------------------------------------------------------------------
 
     def run(self) -> TickResult:
-        self._recover_dead_tick()
-        plan = self._validated_plan()
-        mode = plan.settings.tick_mode
-        if mode != "auto":
-            return self._skip(f"Tick skipped: mode={mode}")
-        self._require_clean_tree()
+        # The status begun with the tick comes back while the plan is read and checked,
+        # unless a dead tick's work was undone meanwhile.
+        pending = self.early_status
+        try:
+            if self._recover_dead_tick():
+                pending.close()
+                pending = self.workspace.start_status()
+            plan = self._validated_plan()
+            mode = plan.settings.tick_mode
+            if mode != "auto":
+                return self._skip(f"Tick skipped: mode={mode}")
+            self._require_clean_tree(pending.result())
+        finally:
+            pending.close()
         # From here until the tick ends, whatever differs from HEAD is this tick's unfinished
         # work: the marker tells the next tick to roll it back if this one dies.
         self._mark_running(None)
@@ -244,7 +277,7 @@ class _Tick:
         self.say(f"  {outcome.outcome}: {outcome.message}")
         return outcome
 
-    def _claim(self, task: Task) -> Plan:
+    def _claim(self, task: Task) -> _Claim:
         """Mark the task [~] with who and when; the claim stays uncommitted on a local run.
         A marker under .git/ says a tick is running it, so a tick that dies is recognised."""
         # The marker first: a tick that dies between the two writes leaves a claim that the
@@ -252,30 +285,50 @@ class _Tick:
         self._mark_running(task.id)
         checkpoint("marked", self.environ)
         moment = format_time(self.clock())
-        return self._edit_plan(
-            lambda plan: [
-                editor.set_status(plan, task.id, RUNNING),
-                editor.set_field(plan, task.id, "claimed", f"{moment} {self.config.worker_id}"),
-            ]
+        plan = self._plan()
+        edits = (
+            editor.set_status(plan, task.id, RUNNING),
+            editor.set_field(plan, task.id, "claimed", f"{moment} {self.config.worker_id}"),
         )
+        lines, eols = editor.edit_lines(plan, edits)
+        text = editor.join_lines(lines, eols, bom=plan.bom)
+        # Not flushed to the disk: after a power cut the marker, which is, makes the next
+        # tick restore the plan from HEAD, whatever became of this write.
+        files.write_atomic(self.layout.plan, text, durable=False)
+        # Nothing but the prompt needs the claimed plan's structure, and the claim's result
+        # is written over the plan before it, so only the claimed task is worked out here.
+        claimed = derive.edit_task(plan, task, edits, lines)
+        if claimed is None:
+            whole = self._set_current(parse(text), text)
+            claimed = whole.task(task.id) or task
+        else:
+            self.unapplied = edits
+        return _Claim(claimed, text, "\n".join(lines[claimed.line : claimed.end + 1]))
 
-    def _attempt(self, task: Task, claimed: Plan) -> _Attempt:
+    def _attempt(self, task: Task, claim: _Claim) -> _Attempt:
         started = self.clock()
-        head = self.workspace.head()
-        fingerprint = self.workspace.git_fingerprint()
-        result = self._run_agent(claimed, task)
+        head = self.head
+        fingerprint = self.workspace.git_state()
+        settings = self._base_plan().settings  # a claim changes no Meta setting
+        result = self._run_agent(claim, settings)
         violations = list(self._agent_process_problems(result))
-        if self.workspace.head() != head:
+        pending = self.workspace.start_status()  # git looks while .git/ and the plan are read
+        try:
+            git_changed = self.workspace.git_state() != fingerprint
+            plan_untouched = self._plan_on_disk() == claim.text
+            after: TreeStatus | None = pending.result()
+        finally:
+            pending.close()
+        if after is None or after.head != head:
             violations.append("the agent moved HEAD (it ran a git command that commits)")
+            after = None  # taken against the agent's commit: the change is read again below
             if head is not None:
                 self.workspace.reset_soft(head)
-        if self.workspace.git_fingerprint() != fingerprint:
+        if git_changed:
             violations.append("the agent changed git's configuration or hooks under .git/")
-        plan_untouched = self._plan_on_disk() == claimed.text()
         if not plan_untouched:
             violations.append(f"the agent edited {self._relative(self.layout.plan)}")
-        changes = self._agent_changes(plan_untouched)
-        settings = claimed.settings
+        changes = self._agent_changes(plan_untouched, after)
         found = guards.check_guards(
             changes,
             task,
@@ -294,24 +347,25 @@ class _Tick:
             return [f"the agent exited with code {process.exit_code}"]
         return []
 
-    def _run_agent(self, plan: Plan, task: Task) -> agents.AgentResult:
+    def _run_agent(self, claim: _Claim, settings: Settings) -> agents.AgentResult:
+        task = claim.task
         # One file per run: an agent that keys its session on the file name starts fresh.
         prompt_file = self.scratch / f"prompt-{self._tick_number()}-{task.id}.md"
-        prompt_file.write_text(self._prompt(plan, task), encoding="utf-8")
+        prompt_file.write_text(self._prompt(claim, settings), encoding="utf-8")
         argv = agents.agent_argv(
             self.config.agent,
             self.config.agent_cmd,
             prompt_file=prompt_file,
             task=task,
             repo=self.root,
-            timeout=plan.settings.agent_timeout,
+            timeout=settings.agent_timeout,
         )
         try:
             return agents.run_agent(
                 argv,
                 repo=self.root,
                 env=self._child_env(),
-                timeout=plan.settings.agent_timeout,
+                timeout=settings.agent_timeout,
                 log=self.log_path,
                 prompt_file=prompt_file,
                 agent=self.config.agent,
@@ -319,40 +373,47 @@ class _Tick:
         finally:
             prompt_file.unlink(missing_ok=True)
 
-    def _prompt(self, plan: Plan, task: Task) -> str:
-        current = plan.task(task.id) or task
-        block = "\n".join(plan.lines[current.line : current.end + 1])
+    def _prompt(self, claim: _Claim, settings: Settings) -> str:
+        task = claim.task
         module_entry = None
-        if current.module and self.layout.project_map.exists():
+        if task.module and self.layout.project_map.exists():
+            from memento_gh.docs.project_map import parse_project_map
+
             modules = parse_project_map(files.read_text(self.layout.project_map)).modules
-            found = modules.get(current.module)
+            found = modules.get(task.module)
             module_entry = found.entry if found else None
-        notes: tuple[notes_doc.Note, ...] = ()
+        notes: tuple[Note, ...] = ()
         if self.layout.notes.exists():
-            notes = notes_doc.parse_notes(files.read_text(self.layout.notes)).pending_for(task.id)
+            from memento_gh.docs.notes import parse_notes
+
+            notes = parse_notes(files.read_text(self.layout.notes)).pending_for(task.id)
         ignore = context.read_ignore_file(self.root / ".memento_ignore")
         protected = guards.protected_paths(self.layout.plan_dir)
-        gathered = context.gather_context(
-            self.root, current.context_files, ignore, exclude=protected
-        )
+        gathered = context.gather_context(self.root, task.context_files, ignore, exclude=protected)
         system_path = self.layout.worker_prompt
         system = files.read_text(system_path) if system_path.exists() else DEFAULT_SYSTEM_PROMPT
         return prompt.build_prompt(
             system=system,
-            task_block=block,
-            task=current,
+            task_block=claim.block,
+            task=task,
             module_entry=module_entry,
             notes=notes,
             context=gathered,
-            max_diff_lines=plan.settings.max_diff_lines,
+            max_diff_lines=settings.max_diff_lines,
         )
 
-    def _agent_changes(self, plan_untouched: bool) -> list[FileChange]:
+    def _agent_changes(self, plan_untouched: bool, after: TreeStatus | None) -> list[FileChange]:
         """The agent's change: everything that differs from HEAD except the engine's own
         working files, the claim the engine itself wrote into the plan, and untracked files
-        .memento_cleanignore keeps (a developer's .env is nobody's change, nor committed)."""
+        .memento_cleanignore keeps (a developer's .env is nobody's change, nor committed).
+        ``after`` is the status taken after the agent, when HEAD is where it was: when it
+        shows nothing but those, no diff is needed to know that the change is empty."""
         plan_path = self._relative(self.layout.plan)
         own_claim = plan_untouched
+        if after is not None and all(
+            _is_working_file(path) or (own_claim and path == plan_path) for path in after.paths
+        ):
+            return []
         return [
             change
             for change in self.workspace.changes(self._cleanup_keep())
@@ -361,7 +422,9 @@ class _Tick:
 
     def _child_env(self) -> dict[str, str]:
         """The environment of the agent and verify: no credentials, and this tick's tag."""
-        return {**agents.agent_env(self.environ), RUN_TAG: self.run_tag}
+        if self.child_env is None:
+            self.child_env = {**agents.agent_env(self.environ), RUN_TAG: self.run_tag}
+        return dict(self.child_env)
 
     def _verify(self, task: Task, settings: Settings) -> verify.VerifyResult:
         command = task.verify or "false"
@@ -381,19 +444,26 @@ class _Tick:
             f"memento: complete {task.id} {task.description}".rstrip()
             + f"\n\nMemento-Task: {task.id}\nMemento-Tick: {tick}\n"
         )
-        self._edit_plan(lambda plan: self._success_edits(plan, task))
+        # The edits go on the plan as it was before the claim (unless the claimed plan had to
+        # be read back): they undo the claim (its line goes, the marker is set again), so
+        # the bytes are the same, and the plan they leave is derived from the one in hand.
+        base = self._base_plan()
+        self._write_plan(base, self._success_edits(base, task))
         checkpoint("plan-written", self.environ)
         entry = self._entry(task, attempt, "success", retries=task.retries)
         self._append_status(entry._replace(commit=("", message.split("\n", 1)[0])))
         checkpoint("status-written", self.environ)
         if self.layout.notes.exists():
+            from memento_gh.docs.notes import mark_read
+
             text = files.read_text(self.layout.notes)
-            marked = notes_doc.mark_read(text, task.id)
+            marked = mark_read(text, task.id)
             if marked != text:
                 files.write_atomic(self.layout.notes, marked)
         paths = [change.path for change in attempt.changes]
         paths += [change.old_path for change in attempt.changes if change.old_path]
-        sha = self.workspace.commit(message, paths + self._bookkeeping_paths())
+        added = [change.path for change in attempt.changes if change.kind == "untracked"]
+        sha = self._commit(message, paths + self._bookkeeping_paths(), added)
         checkpoint("committed", self.environ)
         return TaskOutcome(task.id, "success", sha, f"verify passed, committed {sha[:7]}")
 
@@ -434,7 +504,7 @@ class _Tick:
         self._append_status(self._entry(task, attempt, outcome, retries=retries))
         if report.stash:
             self._append_event(status_log.emergency_stash(report.stash))
-        sha = self.workspace.commit(
+        sha = self._commit(
             f"memento: {task.id} {outcome} (retry {retries}/{max_retries})\n\n"
             f"Memento-Task: {task.id}\nMemento-Tick: {self._tick_number()}\n",
             self._bookkeeping_paths(),
@@ -497,13 +567,16 @@ class _Tick:
 
     # -- recovery ---------------------------------------------------------------------------
 
-    def _recover_dead_tick(self) -> None:
+    def _recover_dead_tick(self) -> bool:
         """A running-marker while we hold the lock means the tick that wrote it died (killed,
         out of memory, power cut): stop the agent or verify it left running, undo its
-        half-done work and, when it died during a task, count the attempt as failed."""
+        half-done work and, when it died during a task, count the attempt as failed.
+        True when there was such a tick."""
         marker = self.scratch / "running.json"
         if not marker.exists():
-            return
+            return False
+        import json  # only a tick that finds a marker reads one
+
         try:
             found = json.loads(marker.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -528,6 +601,7 @@ class _Tick:
             self._fail(task, _Attempt(died, None, None, (), self.clock()))
             self.tick_number = None  # that was the dead tick's number; this tick is the next
         marker.unlink(missing_ok=True)
+        return True
 
     def _reset_stale_claims(self, plan: Plan) -> Plan:
         now = self.clock()
@@ -555,15 +629,24 @@ class _Tick:
             self._append_event(f"Stale [~] detected on {task.id}, reset to [ ]")
         ids = ", ".join(task.id for task in stale)
         checkpoint("stale-reset-written", self.environ)
-        self.workspace.commit(f"memento: reset stale claim on {ids}", self._bookkeeping_paths())
+        self._commit(f"memento: reset stale claim on {ids}", self._bookkeeping_paths())
         self.say(f"Reset stale claims: {ids}")
         return self._plan()
 
-    def _require_clean_tree(self) -> None:
+    def _require_clean_tree(self, snapshot: TreeStatus) -> None:
+        self.head = snapshot.head
+        self.known.update(p for p in self._bookkeeping_paths() if p not in snapshot.untracked)
+        keep = self._cleanup_keep()
+        if not any(
+            not _is_working_file(path) and (path in snapshot.tracked or not _keeps(keep, path))
+            for path in snapshot.paths
+        ):
+            return
+        # Something is dirty: name it as the full list of changes does.
         dirty = [
             change.path
             for change in self.workspace.changes()
-            if not _is_working_file(change.path) and not _matches_keep(change, self._cleanup_keep())
+            if not _is_working_file(change.path) and not _matches_keep(change, keep)
         ]
         if dirty:
             shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
@@ -588,14 +671,14 @@ class _Tick:
         if status_log.is_latest_event(text, line):
             return
         self._append_event(line)
-        self.workspace.commit(f"memento: {line}", self._bookkeeping_paths())
+        self._commit(f"memento: {line}", self._bookkeeping_paths())
         self._write_alert(self._plan())
 
     def _trip_breaker(self, reason: str) -> None:
         self._edit_plan(lambda plan: [editor.set_meta(plan, "tick_mode", "paused")])
         self._append_event(breaker.BREAKER_LINE.format(reason=reason))
         self._write_alert(self._plan())  # before the commit, which fails when git is broken
-        self.workspace.commit(
+        self._commit(
             "memento: circuit breaker paused the plan\n\n" + reason + "\n",
             self._bookkeeping_paths(),
         )
@@ -614,11 +697,14 @@ class _Tick:
             return
         files.write_atomic(self.root / archive, archived)
         files.write_atomic(self.layout.status, kept)
-        self.workspace.commit("memento: rotate the tick status log", self._bookkeeping_paths())
+        self._commit("memento: rotate the tick status log", self._bookkeeping_paths())
 
     def _write_alert(self, plan: Plan) -> None:
         blocked = sum(1 for task in plan.tasks if task.marker == BLOCKED)
-        tripped = "CIRCUIT BREAKER" in (status_log.last_event(self._status_text()) or "")
+        text = self._status_text()
+        tripped = "CIRCUIT BREAKER" in text and "CIRCUIT BREAKER" in (
+            status_log.last_event(text) or ""
+        )
         alert = self.layout.alert
         if not blocked and not tripped:
             alert.unlink(missing_ok=True)
@@ -635,37 +721,62 @@ class _Tick:
 
     def _validated_plan(self) -> Plan:
         """The plan as the tick starts: a plan with errors is never ticked."""
-        from memento_gh.commands.validate import check_plan_text, read_working_tree
-
         text = files.read_text(self.layout.plan)
-        plan, problems = check_plan_text(text, read_working_tree(self.layout.project_map))
+        map_path = self.layout.project_map
+        map_text = files.read_text(map_path) if map_path.exists() else None
+        plan, problems = check_plan_text(text, map_text)
         errors = [problem for problem in problems if problem.severity == ERROR]
         if errors:
             shown = "\n".join(
                 problem.at(self._relative(self.layout.plan)).render() for problem in errors[:20]
             )
             raise UserError(f"the plan has errors; a tick runs only on a valid plan:\n{shown}")
-        self.current = plan
-        return plan
+        return self._set_current(plan, text)
 
     def _plan(self) -> Plan:
         """The plan as the tick last wrote or read it."""
+        if self.unapplied:
+            # Something needs the claimed plan itself (a breaker trip during a task).
+            text, plan = derive.edit(self._base_plan(), self.unapplied)
+            self._set_current(plan, text)
         return self.current if self.current is not None else self._reload()
+
+    def _base_plan(self) -> Plan:
+        """The plan as last read or derived, before a claim written since."""
+        return self.current if self.current is not None else self._reload()
+
+    def _set_current(self, plan: Plan, text: str) -> Plan:
+        self.current, self.current_text, self.unapplied = plan, text, ()
+        return plan
 
     def _reload(self) -> Plan:
         """Read the plan again after something else (a rollback) changed the file."""
-        self.current = parse(self._plan_on_disk())
-        return self.current
+        text = self._plan_on_disk()
+        if self.current is not None and text == self.current_text:
+            return self._set_current(self.current, text)  # rolled back to the plan we know
+        return self._set_current(parse(text), text)
 
     def _plan_on_disk(self) -> str:
         return files.read_text(self.layout.plan)
 
     def _edit_plan(self, make_edits: Callable[[Plan], Sequence[editor.Edit]]) -> Plan:
         plan = self._plan()
-        text = editor.apply(plan, make_edits(plan))
+        return self._write_plan(plan, make_edits(plan))
+
+    def _write_plan(self, plan: Plan, edits: Sequence[editor.Edit]) -> Plan:
+        """Write ``plan`` with ``edits`` applied; the result is the current plan."""
+        text, edited = derive.edit(plan, edits)
         files.write_atomic(self.layout.plan, text)
-        self.current = parse(text)
-        return self.current
+        return self._set_current(edited, text)
+
+    def _commit(self, message: str, paths: Sequence[str], added: Sequence[str] = ()) -> str:
+        """Commit ``paths``: the bookkeeping, and the agent's change with the paths of it
+        that git does not know yet (``added``)."""
+        bookkeeping = self._bookkeeping_paths()
+        new = [*added, *(path for path in bookkeeping if path not in self.known)]
+        self.head = self.workspace.commit(message, paths, new=new)
+        self.known.update(bookkeeping)
+        return self.head
 
     def _status_text(self) -> str:
         path = self.layout.status
@@ -699,7 +810,7 @@ class _Tick:
             "worker": self.config.worker_id,
             "run": self.run_tag,
         }
-        files.write_atomic(self.scratch / "running.json", json.dumps(marker))
+        files.write_atomic(self.scratch / "running.json", json_object(marker))
 
     def _clear_running_marker(self) -> None:
         (self.scratch / "running.json").unlink(missing_ok=True)
@@ -710,7 +821,54 @@ class _Tick:
         return self.tick_number
 
     def _relative(self, path: Path) -> str:
-        return path.resolve().relative_to(self.root.resolve()).as_posix()
+        found = self.relative.get(path)
+        if found is None:
+            if self.resolved_root is None:
+                self.resolved_root = self.root.resolve()
+            found = self.relative[path] = path.resolve().relative_to(self.resolved_root).as_posix()
+        return found
+
+
+def json_object(fields: Mapping[str, str | int | None]) -> str:
+    """A flat JSON object of strings, integers and nulls, as ``json.dumps`` would write it
+    (ASCII only, every other character escaped): importing json cost more than the marker
+    it wrote on every tick."""
+    items = (f"{json_string(key)}: {_json_value(value)}" for key, value in fields.items())
+    return "{" + ", ".join(items) + "}"
+
+
+def _json_value(value: str | int | None) -> str:
+    if value is None:
+        return "null"
+    return str(value) if isinstance(value, int) else json_string(value)
+
+
+_JSON_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+
+
+def json_string(text: str) -> str:
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in _JSON_ESCAPES:
+            out.append(_JSON_ESCAPES[char])
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        elif code > 0xFFFF:  # outside the basic plane: a surrogate pair, as JSON spells it
+            code -= 0x10000
+            out.append(f"\\u{0xD800 | code >> 10:04x}\\u{0xDC00 | code & 0x3FF:04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    out.append('"')
+    return "".join(out)
 
 
 def _analysis(attempt: _Attempt) -> str | None:
@@ -730,11 +888,17 @@ def _is_working_file(path: str) -> bool:
 
 
 def _matches_keep(change: FileChange, keep: Sequence[str]) -> bool:
-    return change.kind == "untracked" and globs.is_ignored(keep, change.path)
+    return change.kind == "untracked" and _keeps(keep, change.path)
+
+
+def _keeps(keep: Sequence[str], path: str) -> bool:
+    return globs.is_ignored(keep, path)
 
 
 def _free_disk(root: Path) -> int | None:
+    # What shutil.disk_usage computes, without importing shutil (and its compressors).
     try:
-        return shutil.disk_usage(root).free
+        found = os.statvfs(root)
     except OSError:
         return None
+    return found.f_bavail * found.f_frsize

@@ -5,7 +5,7 @@ indentation, trailing spaces, comments, any text) stays as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from memento_gh.errors import UserError
@@ -38,6 +38,16 @@ Edit = Splice | InsertLine | DeleteLine
 
 def apply(plan: Plan, edits: Iterable[Edit]) -> str:
     """The plan's text with ``edits`` applied; edits refer to the lines of ``plan``."""
+    lines, eols = edit_lines(plan, edits)
+    return join_lines(lines, eols, bom=plan.bom)
+
+
+def edit_lines(plan: Plan, edits: Iterable[Edit]) -> tuple[list[str], list[str]]:
+    """The plan's lines and their endings with ``edits`` applied (what ``apply`` joins).
+
+    Only the edited lines are touched: the rest is copied as it is, so an edit of a large
+    plan costs a list copy, not a pass over every line. Edits that name a line the plan
+    does not have are ignored."""
     lines = list(plan.lines)
     eols = list(plan.eols)
     inserts: dict[int, list[str]] = {}
@@ -52,17 +62,35 @@ def apply(plan: Plan, edits: Iterable[Edit]) -> str:
             deleted.add(edit.line)
     for number, group in splices.items():
         lines[number] = _splice_line(lines[number], group)
-    newline = dominant_eol(plan)
-    out: list[str] = ["\ufeff"] if plan.bom else []
-    for number, (line, eol) in enumerate(zip(lines, eols, strict=True)):
+    count = len(lines)
+    newline: str | None = None
+    # From the end, so that the indexes of the lines still to do stay as they were.
+    for number in sorted({at for at in (*inserts, *deleted) if 0 <= at < count}, reverse=True):
         added = inserts.get(number, [])
+        eol = eols[number]
+        if not eol and added and newline is None:
+            newline = dominant_eol(plan)
+        fill = eol or newline or ""
+        new_lines: list[str] = []
+        new_eols: list[str] = []
         if number not in deleted:
-            out.append(line)
-            out.append(eol or (newline if added else ""))
+            new_lines.append(lines[number])
+            new_eols.append(fill if added else eol)
         for offset, content in enumerate(added):
-            last = offset == len(added) - 1 and number == len(lines) - 1 and not eol
-            out.append(content + ("" if last else (eol or newline)))
-    return "".join(out)
+            last = offset == len(added) - 1 and number == count - 1 and not eol
+            new_lines.append(content)
+            new_eols.append("" if last else fill)
+        lines[number : number + 1] = new_lines
+        eols[number : number + 1] = new_eols
+    return lines, eols
+
+
+def join_lines(lines: Sequence[str], eols: Sequence[str], *, bom: bool = False) -> str:
+    """Lines and their endings back into one text (with the byte order mark if ``bom``)."""
+    parts = [""] * (2 * len(lines))
+    parts[0::2] = lines
+    parts[1::2] = eols
+    return ("\ufeff" if bom else "") + "".join(parts)
 
 
 def _splice_line(line: str, group: list[Splice]) -> str:

@@ -1,6 +1,8 @@
 """The keys of the plan's ``## Meta`` section: their types, defaults and a typed view."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` in this module: typing.NamedTuple compiles each
+# annotation given as a string when it makes the class, a cost every start of `memento`
+# paid for this module's records (benchmarks/bench_tick.py).
 
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -113,7 +115,7 @@ class Settings(NamedTuple):
     memory_stale_after: int = 30 * 86400
 
     @classmethod
-    def from_raw(cls, raw: Mapping[str, str]) -> Settings:
+    def from_raw(cls, raw: Mapping[str, str]) -> "Settings":
         known = cls._fields
         chosen: dict[str, Any] = {}
         for name, text in raw.items():

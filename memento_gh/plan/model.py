@@ -3,7 +3,9 @@
 Line numbers are 0-based indexes into ``Plan.lines``; messages add 1.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` in this module: typing.NamedTuple compiles each
+# annotation given as a string when it makes the class, a cost every start of `memento`
+# paid for this module's records (benchmarks/bench_tick.py).
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
@@ -46,7 +48,7 @@ class Problem(NamedTuple):
     message: str
     path: str = ""
 
-    def at(self, path: str) -> Problem:
+    def at(self, path: str) -> "Problem":
         return self._replace(path=path)
 
     def render(self) -> str:
@@ -215,8 +217,10 @@ class Plan:
         return Settings.from_raw({key: entry.value for key, entry in self.meta.items()})
 
     def text(self) -> str:
-        body = "".join(line + eol for line, eol in zip(self.lines, self.eols, strict=True))
-        return "\ufeff" + body if self.bom else body
+        parts = [""] * (2 * len(self.lines))
+        parts[0::2] = self.lines
+        parts[1::2] = self.eols
+        return ("\ufeff" if self.bom else "") + "".join(parts)
 
 
 def _lenient(reader: Callable[[str], T], raw: str | None) -> T | None:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from memento_gh.lazy_re import LazyPattern
 from memento_gh.markdown import INSIDE, NORMAL, CodeTracker
 from memento_gh.plan.model import (
     ERROR,
@@ -39,11 +40,11 @@ _TASK_REST = re.compile(
 _PLAIN_FIELD = re.compile(r"( {2,5})- ([A-Za-z][A-Za-z0-9_]*):(?:[ \t]+|$)")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+|$)")
 _PHASE_COMMENT = re.compile(r"<!--[ \t]*(parallel|depends)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*$")
-_ORDERED_BULLET = re.compile(r"\d{1,9}[.)](?=[ \t]|$)")
+_ORDERED_BULLET = LazyPattern(r"\d{1,9}[.)](?=[ \t]|$)")
 _TASK_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
-_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
-# Builds a Field without NamedTuple.__new__'s keyword handling: the scanner makes one per
-# field line, tens of thousands in a large plan.
+_LINE = LazyPattern(r"([^\r\n]*)(\r\n|\r|\n|$)")
+# Builds a Field or a Task without NamedTuple.__new__'s keyword handling: the scanner makes
+# one per field line and task, tens of thousands in a large plan.
 _new_field = tuple.__new__
 
 
@@ -160,8 +161,7 @@ class _Scanner:
                     continue
             if line[:3] == "- [" and line[4:5] == "]" and line[5:6] in ("", " ", "\t"):
                 # A task line at the margin, the other common line: straight to the reader.
-                self._checkbox(number, line, line[2:], 2, 0, ordered=False)
-                number += 1
+                number += self._margin_task(number, line)
                 continue
             if self.task is not None and stripped[0] == "-":
                 read = self._field_lines(number)
@@ -190,7 +190,8 @@ class _Scanner:
         while number < total:
             line = lines[number]
             found = match_field(line)
-            if found is None or found.end(1) <= width:
+            # (a task at the margin, the usual case, takes any field indentation)
+            if found is None or (width and found.end(1) <= width):
                 break
             key = found.group(2)
             start = found.end()
@@ -401,6 +402,24 @@ class _Scanner:
             self.chunk_unusual = True
         return True
 
+    def _margin_task(self, number: int, line: str) -> int:
+        """``- [?] `ID` ...`` at the margin: what ``_checkbox`` does with such a line, minus
+        the steps that cannot apply to it, when it is a well-formed task in a phase; then the
+        run of field lines below it, which ``run`` would hand to ``_field_lines`` next (no
+        code block can be open after this line). Returns the number of lines read."""
+        match = _TASK_REST.match(line, 5)
+        marker = "x" if line[3] == "X" else line[3]
+        if match is None or self.section != "phase" or marker not in MARKERS:
+            self._checkbox(number, line, line[2:], 2, 0, ordered=False)
+            return 1
+        self.checkbox_lines.append(number)
+        if self.task is not None:
+            self._close_task()
+        self._open_task(number, line, match, marker, 3, 0)
+        if self.task is None:
+            return 1
+        return 1 + self._field_lines(number + 1)
+
     def _checkbox(
         self, number: int, line: str, content: str, content_col: int, indent: int, ordered: bool
     ) -> None:
@@ -446,7 +465,7 @@ class _Scanner:
         self, number: int, line: str, match: re.Match[str], marker: str, col: int, indent: int
     ) -> None:
         assert self.phase is not None
-        task_id = match.group("id")
+        task_id, module, description = match.group(1, 2, 3)
         if not _TASK_ID.fullmatch(task_id):
             self._problem(
                 number,
@@ -455,14 +474,14 @@ class _Scanner:
                 "letters, digits, '.', '_' and '-' (e.g. T-101)",
             )
             return
-        description = match.group("desc").strip()
+        description = description.strip()
         if description.startswith("[MODULE"):
             self._problem(number, ERROR, "malformed module tag; write [MODULE:name] with no spaces")
         self.phase.task_ids.append(task_id)
         self.task = _OpenTask(
             task_id,
             marker,
-            match.group("module"),
+            module,
             description,
             number,
             col,
@@ -497,49 +516,82 @@ class _Scanner:
         )
 
     def _meta_entry(self, number: int, content: str, content_col: int) -> None:
-        match = _KEY_VALUE.match(content)
-        if match is None:
+        found = _meta_value(self.lines[number], content, content_col)
+        if found is None:
             self.chunk_unusual = True
             return
-        key = match.group("key")
-        start = content_col + match.end()
-        body = content[match.end() :]
-        comment = body.find("<!--")
-        if comment >= 0:
-            body = body[:comment]
-        end = start + len(body.rstrip(" \t"))
+        key = found[0]
         if key in self.meta:
             first = self.meta[key].line + 1
             self._problem(
                 number, ERROR, f"Meta key {key!r} appears twice (first at line {first}); keep one"
             )
             return
-        self.meta[key] = MetaEntry(
-            key, self.lines[number][start:end], number, start, max(start, end)
-        )
+        self.meta[key] = MetaEntry(key, found[1], number, found[2], found[3])
 
     def _close_task(self) -> None:
         if self.task is None:
             return
         open_task = self.task
         self.tasks.append(
-            Task(
-                open_task.id,
-                open_task.marker,
-                open_task.module,
-                open_task.description,
-                open_task.line,
-                open_task.last,
-                open_task.marker_col,
-                open_task.indent,
-                open_task.phase,
-                open_task.fields,
+            _new_field(
+                Task,
+                (
+                    open_task.id,
+                    open_task.marker,
+                    open_task.module,
+                    open_task.description,
+                    open_task.line,
+                    open_task.last,
+                    open_task.marker_col,
+                    open_task.indent,
+                    open_task.phase,
+                    open_task.fields,
+                ),
             )
         )
         self.task = None
 
     def _problem(self, number: int, severity: str, message: str) -> None:
         self.problems.append(Problem(number + 1, severity, message))
+
+
+def read_plain_field(line: str, indent_width: int) -> tuple[str, str, int, int] | None:
+    """``(key, value, start, end)`` of a field line in its usual shape under a task indented
+    ``indent_width`` columns, exactly as ``_Scanner._field_lines`` reads it; None for any
+    other line (the scanner's general path may still read it, differently)."""
+    found = _PLAIN_FIELD.match(line)
+    if found is None or found.end(1) <= indent_width:
+        return None
+    start = found.end()
+    value = line[start:].rstrip(" \t")
+    return found.group(2), value, start, start + len(value)
+
+
+def read_meta_line(line: str) -> tuple[str, str, int, int] | None:
+    """``(key, value, start, end)`` of a Meta entry line (``- key: value`` at the margin),
+    exactly as the scanner reads it in a Meta section; None for any other line."""
+    if line[:2] != "- ":
+        return None
+    content = line[1:].lstrip(" \t")
+    if not content[:1].isalpha():
+        return None
+    return _meta_value(line, content, len(line) - len(content))
+
+
+def _meta_value(line: str, content: str, content_col: int) -> tuple[str, str, int, int] | None:
+    """The key, value and value columns of a Meta entry whose text after the bullet,
+    ``content``, starts at column ``content_col`` of ``line``."""
+    match = _KEY_VALUE.match(content)
+    if match is None:
+        return None
+    start = content_col + match.end()
+    body = content[match.end() :]
+    comment = body.find("<!--")
+    if comment >= 0:
+        body = body[:comment]
+    end = start + len(body.rstrip(" \t"))
+    return match.group("key"), line[start:end], start, max(start, end)
 
 
 def _heading_text(rest: str) -> str:
@@ -558,7 +610,7 @@ def _is_thematic_break(stripped: str) -> bool:
 
 
 @contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def no_cyclic_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector: reading a large plan allocates a few hundred
     thousand small objects, none in a cycle, and each collection the allocations trigger
     walks them all again for nothing (a fifth of validate's time on 10,000 tasks)."""
@@ -576,7 +628,7 @@ def parse(text: str) -> Plan:
     bom = text.startswith("\ufeff")
     lines, eols = split_lines(text[1:] if bom else text)
     scanner = _Scanner(lines)
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         scanner.run()
     return Plan(
         lines=tuple(lines),

@@ -21,7 +21,9 @@ from memento_gh.plan.model import (
     Problem,
     Task,
 )
+from memento_gh.plan.scanner import parse
 
+_KNOWN_FIELDS = frozenset(TASK_FIELDS)
 _FIELD_READERS: Mapping[str, Callable[[str], Any]] = {
     "verify": values.parse_code,
     "context_files": values.parse_list,
@@ -31,6 +33,30 @@ _FIELD_READERS: Mapping[str, Callable[[str], Any]] = {
     "retries": values.parse_int,
     "claimed": values.parse_claim,
 }
+
+
+@functools.lru_cache(maxsize=4)
+def parse_once(text: str) -> Plan:
+    """The plan's parse, shared by the checks of the plan and of the notes (which need its
+    task IDs): a 10,000-task plan takes a good part of validate's time to read."""
+    return parse(text)
+
+
+def check_plan_text(text: str, map_text: str | None) -> tuple[Plan, list[Problem]]:
+    """The plan's problems, the map's module names taken into account when there is a map:
+    what ``memento validate`` reports on the plan, and what a tick refuses to run on."""
+    plan = parse_once(text)
+    modules = None
+    if map_text is not None:
+        from memento_gh.docs.project_map import parse_project_map  # a plan may have no map
+
+        modules = parse_project_map(map_text).modules.keys()
+    problems = validate_plan(plan, modules)
+    if plan.unusual_chunks:  # only then is there anything for the second reading to check
+        from memento_gh.plan.crosscheck import crosscheck
+
+        problems += crosscheck(plan)
+    return plan, sorted(problems, key=lambda problem: problem.line)
 
 
 def validate_plan(plan: Plan, modules: Collection[str] | None = None) -> list[Problem]:
@@ -73,97 +99,137 @@ def _phase_problems(plan: Plan) -> Iterator[Problem]:
                 )
 
 
-def _task_problems(plan: Plan, modules: Collection[str] | None) -> Iterator[Problem]:
+def _task_problems(plan: Plan, modules: Collection[str] | None) -> list[Problem]:
+    # One tight loop with shortcuts for the common shapes, lists rather than generators:
+    # it runs once per task, and `memento validate` and every tick pay for it on the whole
+    # plan (a 10,000-task plan holds 50,000 values).
+    found: list[Problem] = []
     seen: dict[str, Task] = {}
     max_retries = plan.settings.max_retries
     for task in plan.tasks:
         where = task.line + 1
-        if task.id in seen:
-            yield Problem(
-                where,
-                ERROR,
-                f"duplicate task ID {task.id} (first at line {seen[task.id].line + 1}); "
-                "give every task its own ID",
+        first = seen.setdefault(task.id, task)
+        if first is not task:
+            found.append(
+                Problem(
+                    where,
+                    ERROR,
+                    f"duplicate task ID {task.id} (first at line {first.line + 1}); "
+                    "give every task its own ID",
+                )
             )
-        else:
-            seen[task.id] = task
-        yield from _field_problems(plan, task)
-        yield from _module_problems(task, modules)
-        if task.marker == RUNNING and "claimed" not in task.fields:
-            yield Problem(
-                where,
-                ERROR,
-                f"{task.id} is [~] running but has no 'claimed: <time> <worker>' line; "
-                "set it back to [ ] if no worker runs it",
+        fields = task.fields
+        if "verify" not in fields or "context_files" not in fields:
+            found += _missing_fields(task)
+        for key, field in fields.items():
+            raw = field.value
+            # The shapes nearly every value has pass without their reader.
+            if key == "verify":
+                if (
+                    len(raw) >= 3
+                    and raw[0] == "`" == raw[-1]
+                    and raw[1] != "`"
+                    and raw[1:-1].strip()
+                ):
+                    continue
+            elif key in ("context_files", "guard_files"):
+                if raw[:1] == "[" and raw[-1:] == "]":
+                    continue
+            elif key == "retries":
+                if raw.isascii() and raw.isdigit():
+                    continue
+            elif key not in _KNOWN_FIELDS:
+                found.append(_unknown_field(key, field.line))
+                continue
+            message = _read_value(key, raw)
+            if message:
+                found.append(Problem(field.line + 1, ERROR, f"{task.id} {key}: {message}"))
+        if "depends" in fields or "claimed" in fields:
+            found += _dependency_and_claim_problems(plan, task)
+        module = task.module
+        if not module or (modules is not None and module not in modules):
+            found += _module_problems(task, modules)
+        marker = task.marker
+        if marker == RUNNING and "claimed" not in fields:
+            found.append(
+                Problem(
+                    where,
+                    ERROR,
+                    f"{task.id} is [~] running but has no 'claimed: <time> <worker>' line; "
+                    "set it back to [ ] if no worker runs it",
+                )
             )
-        if task.marker == PENDING and task.retries >= max_retries:
-            yield Problem(
-                where,
+        if marker == PENDING and _retries(task) >= max_retries:
+            found.append(
+                Problem(
+                    where,
+                    WARNING,
+                    f"{task.id} has used {task.retries} of {max_retries} retries and will not "
+                    "be picked; set retries to 0 to try again, or mark it [!]",
+                )
+            )
+    return found
+
+
+def _retries(task: Task) -> int:
+    """``task.retries``, without its general reader for the usual plain number."""
+    found = task.fields.get("retries")
+    if found is None:
+        return 0
+    raw = found.value
+    return int(raw) if raw.isdigit() and raw.isascii() else task.retries
+
+
+def _missing_fields(task: Task) -> list[Problem]:
+    return [
+        Problem(
+            task.line + 1,
+            ERROR,
+            f"{task.id} has no '{key}:' line; every task needs one "
+            + (
+                "(a command whose exit code 0 proves it done)"
+                if key == "verify"
+                else "(the files the agent may read and change)"
+            ),
+        )
+        for key in REQUIRED_FIELDS
+        if key not in task.fields
+    ]
+
+
+def _unknown_field(key: str, line: int) -> Problem:
+    import difflib  # only for the message about a mistyped field
+
+    close = difflib.get_close_matches(key, TASK_FIELDS, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return Problem(line + 1, WARNING, f"unknown task field {key!r}{hint}")
+
+
+def _dependency_and_claim_problems(plan: Plan, task: Task) -> list[Problem]:
+    fields = task.fields
+    found: list[Problem] = []
+    if "depends" in fields:
+        line = fields["depends"].line + 1
+        for needed in task.depends:
+            if needed == task.id:
+                found.append(Problem(line, ERROR, f"{task.id} depends on itself"))
+            elif plan.task(needed) is None:
+                found.append(
+                    Problem(
+                        line,
+                        ERROR,
+                        f"{task.id} depends on {needed}, which is not a task in this plan",
+                    )
+                )
+    if "claimed" in fields and task.marker != RUNNING:
+        found.append(
+            Problem(
+                fields["claimed"].line + 1,
                 WARNING,
-                f"{task.id} has used {task.retries} of {max_retries} retries and will not be "
-                "picked; set retries to 0 to try again, or mark it [!]",
+                f"{task.id} has a 'claimed:' line but is not [~]; remove the line",
             )
-
-
-def _field_problems(plan: Plan, task: Task) -> Iterator[Problem]:
-    for key in REQUIRED_FIELDS:
-        if key not in task.fields:
-            yield Problem(
-                task.line + 1,
-                ERROR,
-                f"{task.id} has no '{key}:' line; every task needs one "
-                + (
-                    "(a command whose exit code 0 proves it done)"
-                    if key == "verify"
-                    else "(the files the agent may read and change)"
-                ),
-            )
-    for key, found in task.fields.items():
-        if key not in TASK_FIELDS:
-            import difflib  # only for the message about a mistyped field
-
-            close = difflib.get_close_matches(key, TASK_FIELDS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            yield Problem(found.line + 1, WARNING, f"unknown task field {key!r}{hint}")
-            continue
-        message = _value_problem(key, found.value)
-        if message:
-            yield Problem(found.line + 1, ERROR, f"{task.id} {key}: {message}")
-    for needed in task.depends:
-        if needed == task.id:
-            yield Problem(task.fields["depends"].line + 1, ERROR, f"{task.id} depends on itself")
-        elif plan.task(needed) is None:
-            yield Problem(
-                task.fields["depends"].line + 1,
-                ERROR,
-                f"{task.id} depends on {needed}, which is not a task in this plan",
-            )
-    if "claimed" in task.fields and task.marker != RUNNING:
-        yield Problem(
-            task.fields["claimed"].line + 1,
-            WARNING,
-            f"{task.id} has a 'claimed:' line but is not [~]; remove the line",
         )
-
-
-def _value_problem(key: str, raw: str) -> str | None:
-    if _plainly_valid(key, raw):
-        return None
-    return _read_value(key, raw)
-
-
-def _plainly_valid(key: str, raw: str) -> bool:
-    """A shortcut for the shapes nearly every value has (validating a 10,000-task plan
-    reads 50,000 values); anything else goes through the full reader."""
-    if key == "verify":
-        return (
-            len(raw) >= 3 and raw[0] == "`" == raw[-1] and raw[1] != "`" and bool(raw[1:-1].strip())
-        )
-    if key in ("context_files", "guard_files"):
-        return raw[:1] == "[" and raw[-1:] == "]"
-    if key == "retries":
-        return raw.isascii() and raw.isdigit()
-    return False
+    return found
 
 
 @functools.lru_cache(maxsize=4096)
@@ -222,8 +288,10 @@ def _cycle_problems(plan: Plan) -> Iterator[Problem]:
         phase.name: [first[n].name for n in phase.depends or () if n in first]
         for phase in first.values()
     }
-    named = {needed for task in plan.tasks for needed in task.depends}
+    named = {needed for task in plan.tasks if "depends" in task.fields for needed in task.depends}
     for task in plan.tasks:
+        if "depends" not in task.fields and task.id not in named:
+            continue
         if (not task.depends and task.id not in named) or plan.by_id[task.id] is not task:
             continue
         phase = plan.phase_of(task)

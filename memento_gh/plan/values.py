@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from memento_gh.lazy_re import LazyPattern
+
 if TYPE_CHECKING:  # datetime is imported where times are read: validate's start-up budget
     from datetime import datetime
 
@@ -35,7 +37,7 @@ _DURATION_UNITS = {
 _DURATION_PART = re.compile(r"(\d+)\s*([a-z]+)")
 _DURATION_WHOLE = re.compile(r"(?:\d+\s*[a-z]+\s*)+")
 
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?", re.IGNORECASE)
+_SIZE = LazyPattern(r"(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?", re.IGNORECASE)
 _SIZE_FACTORS = {
     "": 1,
     "b": 1,

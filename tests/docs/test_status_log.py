@@ -6,6 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import mistune
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memento_gh.docs.status_log import (
     BLOCKED,
@@ -757,3 +759,33 @@ def test_the_archive_folder_can_be_another() -> None:
     fresh, _ = rotate(log_of(3), 2, at(16, 0), archive_dir="history/")
     assert archive_path(at(16, 0), "history/") == "history/TICK_STATUS_20250115_160000.md"
     assert "archived in history/TICK_STATUS_20250115_160000.md -->" in fresh
+
+
+RECORD_LINES = [
+    *render_entry(TICK_12).splitlines(),
+    "- [2025-01-15T14:35:00Z] Tick skipped: mode=paused",
+    "* [2025-01-15T14:35:00Z] starred event",
+    "-\t[2025-01-15T14:35:00Z] tabbed event",
+    "[2025-01-15T14:35:00Z] the seed's shell form",
+    "\ufeff## [2025-01-15T14:30:00Z] Tick #7",
+    "  - [2025-01-15T14:35:00Z] indented: not a record",
+    "## [not a time] Tick #8",
+    "```",
+    "<!--",
+    "-->",
+    "",
+    "a remark",
+]
+
+
+@given(st.lists(st.sampled_from(RECORD_LINES), max_size=40), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_rotation_happens_exactly_when_the_log_holds_too_many_records(
+    lines: list[str], eol: str
+) -> None:
+    """``rotate`` skips reading a log whose lines cannot hold that many records; the count
+    it skips on must never be below the real one."""
+    text = "".join(line + eol for line in lines)
+    records = len(parse_status(text))
+    for limit in {max(records - 1, 0), records}:
+        _, archived = rotate(text, limit, at(16, 0))
+        assert (archived is not None) is (records > limit)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memento_gh.engine.globs import (
     first_match,
@@ -11,7 +15,9 @@ from memento_gh.engine.globs import (
     literal_prefix,
     matches,
     matches_any,
+    normalize,
     parse_ignore,
+    plan_segments,
 )
 
 PLAN_PATTERNS = [
@@ -226,3 +232,59 @@ def test_parse_ignore_reads_the_shipped_template() -> None:
     assert is_ignored(patterns, ".memento/worker_prompt.md")
     assert is_ignored(patterns, "pkg/__pycache__/mod.cpython-312.pyc")
     assert not is_ignored(patterns, "src/app.py")
+
+
+# -- patterns without wildcards are matched by comparing strings -----------------------------
+
+SEGMENT = st.sampled_from(["src", "db", "a.b", "x-y", "schema.ts", "文档", "a b", "..", ".", ""])
+
+
+def regex_reading(pattern: str, path: str) -> bool:
+    """What a plan pattern without wildcards meant as a regular expression: the name, and
+    (unless only what lies below was asked for) everything below it."""
+    segments = plan_segments(pattern)
+    if segments is None:
+        return False
+    if not segments:
+        regex = r"(?s).+"
+    else:
+        tail = "/.+" if normalize(pattern).endswith("/") else "(?:/.+)?"
+        regex = "(?s)" + "/".join(map(re.escape, segments)) + tail
+    clean = path[2:] if path.startswith("./") else path
+    if clean.endswith("/"):
+        directory = clean.rstrip("/")
+        return bool(re.fullmatch(regex, directory) or re.fullmatch(regex, f"{directory}/\0"))
+    return re.fullmatch(regex, clean) is not None
+
+
+@given(
+    st.lists(SEGMENT, min_size=1, max_size=4),
+    st.sampled_from(["", "./", "/"]),
+    st.sampled_from(["", "/"]),
+    st.lists(SEGMENT, max_size=5),
+    st.sampled_from(["", "/", "./"]),
+)
+def test_a_pattern_without_wildcards_matches_what_its_regex_matched(
+    segments: list[str], lead: str, trail: str, path_segments: list[str], path_end: str
+) -> None:
+    pattern = lead + "/".join(segments) + trail
+    path = "/".join(path_segments)
+    path = "./" + path if path_end == "./" else path + path_end
+    assert matches(pattern, path) is regex_reading(pattern, path)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("docs/MASTER_PLAN.md", "docs/MASTER_PLAN.md", True),
+        ("docs/MASTER_PLAN.md", "docs/MASTER_PLAN.md/x", True),
+        ("docs/MASTER_PLAN.md", "docs/MASTER_PLAN.mdx", False),
+        ("docs/MASTER_PLAN.md", "docs/MASTER_PLAN.md/", True),
+        (".memento/", ".memento", False),
+        (".memento/", ".memento/worker_prompt.md", True),
+        (".memento/", ".memento/", True),
+        ("docs/memory/", "docs/memory/\0", True),
+    ],
+)
+def test_memento_own_files_as_literal_patterns(pattern: str, path: str, expected: bool) -> None:
+    assert matches(pattern, path) is expected

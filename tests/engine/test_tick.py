@@ -8,6 +8,7 @@ plan, TICK_STATUS.md, HUMAN_NOTES.md, ``git log`` and the working tree.
 from __future__ import annotations
 
 import json
+import os
 import stat
 import time
 from collections.abc import Mapping, Sequence
@@ -18,10 +19,12 @@ from typing import Any, NamedTuple
 import pytest
 
 from memento_gh.docs.status_log import ESCALATION, ParsedEntry
+from memento_gh.engine.tick import json_object
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
 from testing.agents import Action
 from testing.plans import phase_block
+from testing.repos import git_shim
 from testing.ticks import (
     GUARD,
     NOTES,
@@ -77,6 +80,62 @@ def write_kept_files(project: Project) -> None:
         path = project.root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+# -- the git processes of a tick ---------------------------------------------------------------
+
+
+def git_commands(log: Path) -> list[str]:
+    """The git subcommand of each logged run (its first argument that is not an option)."""
+    found = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        args = json.loads(line)
+        while args and (args[0] in ("-c", "-C") or args[0].startswith("--")):
+            args = args[2:] if args[0] in ("-c", "-C") else args[1:]
+        found.append(args[0] if args else "")
+    return found
+
+
+def test_a_tick_asks_git_only_what_it_needs(tmp_path: Path) -> None:
+    """A success that adds one file: where the repository is and one status before the agent
+    (at the same time), one after it, the change with its line counts, the untracked files
+    without the kept ones, staging the new file, the commit. No separate HEAD, identity or
+    numstat calls."""
+    project = make_project(tmp_path, plan_of([one_phase()]))
+    project.script({"T-101": good("T-101")})
+    log = tmp_path / "git-argv.log"
+    shim = git_shim(tmp_path / "bin", log)
+
+    result = project.tick(env={"PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"})
+
+    ran(result)
+    assert project.subjects()[0] == "memento: complete T-101 Write module A"
+    commands = git_commands(log)
+    # where the repository is, and the status before the agent: started together
+    assert sorted(commands[:2]) == ["rev-parse", "status"]
+    assert commands[2:] == ["status", "diff", "ls-files", "add", "commit"]
+
+
+def test_a_tick_whose_agent_changes_nothing_runs_no_diff(tmp_path: Path) -> None:
+    project = make_project(tmp_path, plan_of([one_phase()]))
+    project.script({"T-101": []})
+    log = tmp_path / "git-argv.log"
+    shim = git_shim(tmp_path / "bin", log)
+
+    result = project.tick(env={"PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"})
+
+    ran(result)
+    assert project.subjects()[0].startswith("memento: T-101 failed")
+    commands = git_commands(log)
+    assert sorted(commands[:3]) == ["rev-parse", "status", "status"]
+    assert "diff" not in commands[:4], commands  # the status said the agent changed nothing
+
+
+def test_the_running_marker_is_the_json_json_dumps_would_write() -> None:
+    for worker in ("host-1", 'quote" back\\slash', "tab\tnew\nline\x00\x7f", "é漢🚀\udcff"):
+        marker = {"task": None, "tick": 3, "worker": worker, "run": "ab12"}
+        assert json_object(marker) == json.dumps(marker)
+        assert json.loads(json_object(marker)) == marker
 
 
 # -- success -----------------------------------------------------------------------------------
