@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,6 @@ import yaml
 
 from memento_gh import __version__
 from memento_gh.commands.init import (
-    ACTION_REF,
     HOOKS_REPO,
     fill,
     gitignore_with_ours,
@@ -186,49 +184,7 @@ def test_the_ignore_lists_protect_what_they_should(tmp_path: Path) -> None:
 # -- the workflow and the hooks ----------------------------------------------------------------
 
 
-def test_the_workflow_passes_actionlint(tmp_path: Path) -> None:
-    actionlint = Path(sys.executable).with_name("actionlint")
-    if not actionlint.exists():
-        pytest.skip("actionlint is not installed in this virtualenv")
-    init(tmp_path)
-    done = subprocess.run(
-        [str(actionlint), str(tmp_path / ".github/workflows/memento.yml")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_the_workflow_has_the_triggers_permissions_and_inputs(tmp_path: Path) -> None:
-    init(tmp_path)
-    flow = workflow(tmp_path)
-    triggers = flow.get("on", flow.get(True))  # YAML 1.1 reads a bare `on` as true
-
-    assert triggers["schedule"] == [{"cron": "*/30 * * * *"}]
-    inputs = triggers["workflow_dispatch"]["inputs"]
-    assert inputs["command"]["options"] == [
-        "tick",
-        "pause",
-        "resume",
-        "stop",
-        "retry",
-        "skip",
-        "note",
-    ]
-    assert set(inputs) == {"command", "task", "text"}
-    assert triggers["issue_comment"] == {"types": ["created"]}
-    assert triggers["issues"] == {"types": ["edited"]}
-    assert flow["permissions"] == {"contents": "write", "issues": "write"}
-    assert flow["concurrency"] == {"group": "memento", "cancel-in-progress": False}
-    [job] = flow["jobs"].values()
-    checkout, action = job["steps"]
-    assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}
-    assert action["uses"] == ACTION_REF
-    assert action["with"]["github-token"] == "${{ secrets.GITHUB_TOKEN }}"
-    assert action["with"]["command"] == "${{ inputs.command }}"
-    assert action["env"]["ANTHROPIC_API_KEY"] == "${{ secrets.ANTHROPIC_API_KEY }}"
-    assert all("run" not in step for step in job["steps"])
+# The workflow's shape, its linting and its run under act: tests/test_workflows.py.
 
 
 def test_the_pre_commit_config_uses_hooks_this_project_defines(tmp_path: Path) -> None:
@@ -370,8 +326,8 @@ def test_plan_dir_puts_the_plan_files_elsewhere(tmp_path: Path) -> None:
     assert "--plan-dir planning validate" in done.stdout
     checked = run_memento("-C", tmp_path, "--plan-dir", "planning", "validate")
     assert (checked.returncode, checked.stdout, checked.stderr) == (0, "", "")
-    step = workflow(tmp_path)["jobs"]["memento"]["steps"][1]
-    assert step["env"]["MEMENTO_PLAN_DIR"] == "planning"
+    [step] = [s for s in workflow(tmp_path)["jobs"]["memento"]["steps"] if s.get("id") == "memento"]
+    assert step["with"]["plan-dir"] == "planning"
 
 
 @pytest.mark.parametrize(
