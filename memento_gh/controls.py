@@ -104,14 +104,32 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
         changed = _edit_plan(layout, control, now)
     if not changed:
         return f"nothing to change: {describe(control)}"
+    changed += _write_state(layout, describe(control), now)
     if workspace is None:
         return describe(control) + " (not a git repository: not committed)"
     relative = [path.resolve().relative_to(workspace.root.resolve()).as_posix() for path in changed]
-    if dirty_before.intersection(relative):
+    # STATE.md is memento's own output, rewritten whole: an uncommitted copy is not work.
+    state = layout.state.resolve().relative_to(workspace.root.resolve()).as_posix()
+    if dirty_before.intersection(relative) - {state}:
         return describe(control) + " (not committed: the file had other uncommitted changes)"
     subject = f"memento: {control.action}" + (f" {control.task}" if control.task else "")
     sha = workspace.commit(f"{subject}\n\n{_trailers(control)}", relative)
     return describe(control) + f" (committed {sha[:7]})"
+
+
+def _write_state(layout: Layout, last_action: str, now: datetime) -> list[Path]:
+    """STATE.md, the snapshot to resume from, follows every control (see docs/state.py)."""
+    from memento_gh.docs.state import render_state
+
+    if not layout.plan.exists():
+        return []
+    plan = parse(files.read_text(layout.plan))
+    text = render_state(plan, now=now, last_action=last_action, plan_dir=layout.plan_dir)
+    path = layout.state
+    if path.exists() and files.read_text(path) == text:
+        return []
+    files.write_atomic(path, text)
+    return [path]
 
 
 def _trailers(control: Control) -> str:

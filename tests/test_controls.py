@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from memento_gh.docs.notes import parse_notes
+from memento_gh.docs.state import parse_state
 from testing.cli import run_memento
 from testing.ticks import UNSET, Project, good, make_project, one_phase, plan_of, task
 
 PLAN = "docs/MASTER_PLAN.md"
 STATUS = "docs/TICK_STATUS.md"
 NOTES = "docs/HUMAN_NOTES.md"
+STATE = "docs/STATE.md"  # the resume snapshot every control rewrites
 MODE_LINE = "- tick_mode: {}          <!-- auto | paused | stopped -->"
 
 
@@ -67,7 +69,7 @@ def test_a_mode_control_rewrites_only_the_tick_mode_line_and_commits_it(
     ]
     assert project.subjects()[0] == f"memento: {action}"
     assert trailers(project) == f"Memento-Control: {action}"
-    assert project.committed_files() == {PLAN}
+    assert project.committed_files() == {PLAN, STATE}
     assert project.dirty() == []
 
 
@@ -142,7 +144,7 @@ def test_skip_marks_the_task_and_keeps_the_reason_in_the_status_log(tmp_path: Pa
     assert len(changed_lines(before, project.plan_path.read_text(encoding="utf-8"))) == 1
     assert project.events() == ["Control: T-102 skipped — the old module does this already"]
     assert project.subjects()[0] == "memento: skip T-102"
-    assert project.committed_files() == {PLAN, STATUS}
+    assert project.committed_files() == {PLAN, STATUS, STATE}
 
 
 # -- notes ------------------------------------------------------------------------------------
@@ -163,7 +165,7 @@ def test_notes_for_a_task_and_for_all_are_quoted_into_human_notes(tmp_path: Path
     ]
     assert all(line.startswith(">") for line in notes.notes[0].body.splitlines() if line)
     assert project.subjects()[:2] == ["memento: note", "memento: note T-101"]
-    assert project.committed_files() == {NOTES}
+    assert project.committed_files() == {NOTES, STATE}
     assert trailers(project) == "Memento-Control: note"
 
 
@@ -247,3 +249,19 @@ def test_outside_a_git_repository_a_control_edits_and_says_it_did_not_commit(
     assert "not a git repository: not committed" in result.stdout
     after = plan.read_text(encoding="utf-8")
     assert changed_lines(text, after) == [("- tick_mode: auto\n", "- tick_mode: paused\n")]
+
+
+def test_every_control_rewrites_the_resume_snapshot(tmp_path: Path) -> None:
+    project = project_with(tmp_path, task("T-101", "x"), task("T-102", "!"), task("T-103"))
+    ok(project.memento("pause"))
+    state = parse_state((project.root / STATE).read_text(encoding="utf-8"))
+    assert state["Mode"] == "paused"
+    assert state["Last action"] == "pause: tick_mode is now paused"
+
+    ok(project.memento("resume"))
+    ok(project.memento("retry", "T-102"))
+    state = parse_state((project.root / STATE).read_text(encoding="utf-8"))
+    assert state["Mode"] == "auto"
+    assert state["Next"].startswith("T-102 ")  # the scheduler's own pick, first in the phase
+    assert state["Last action"] == "retry T-102"
+    assert project.dirty() == []

@@ -12,7 +12,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from datetime import date
+from datetime import date, datetime, timezone
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
@@ -138,6 +138,22 @@ def plan_scaffold(name: str, today: date, plan_dir: str) -> dict[str, str]:
     return {(PurePosixPath(plan_dir) / key).as_posix(): text for key, text in texts.items()}
 
 
+def memory_scaffold(plan_dir: str, plan: str, now: datetime) -> dict[str, str]:
+    """``STATE.md`` for the new plan, and the lesson files (empty but for what goes in them)."""
+    from memento_gh.docs import memory
+    from memento_gh.docs.state import render_state
+
+    docs = PurePosixPath(plan_dir)
+    state = render_state(
+        parse(plan), now=now, last_action="memento init created the plan", plan_dir=plan_dir
+    )
+    lessons = {
+        (docs / memory.FOLDER / name).as_posix(): memory.empty_file(kind)
+        for kind, name in memory.FILE_NAMES.items()
+    }
+    return {(docs / STATE_NAME).as_posix(): state, **lessons}
+
+
 def support_scaffold(plan_dir: str) -> dict[str, str]:
     """The files outside the plan folder: worker prompt, ignore lists, workflow."""
     words = {
@@ -230,6 +246,8 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     _make_folder(target)
     name = check_name(args.name if args.name is not None else _default_name(target))
     scaffold = {**plan_scaffold(name, date.today(), plan_dir), **support_scaffold(plan_dir)}
+    plan = _plan_kept(target, plan_dir, scaffold, args.force)
+    scaffold.update(memory_scaffold(plan_dir, plan, datetime.now(timezone.utc)))
     kept = 0
     for relative, text in scaffold.items():
         outcome = write_file(target, relative, text, args.force)
@@ -272,6 +290,18 @@ def _same_text(path: Path, text: str) -> bool:
         return path.read_bytes() == text.encode("utf-8")
     except OSError:
         return False
+
+
+def _plan_kept(target: Path, plan_dir: str, scaffold: Mapping[str, str], force: bool) -> str:
+    """The plan that will be on disk after init: STATE.md must describe it, not the example."""
+    relative = (PurePosixPath(plan_dir) / PLAN_NAME).as_posix()
+    path = target / relative
+    if path.is_file() and not force:
+        try:
+            return files.read_text(path)
+        except UserError:
+            pass  # the validator reports a plan it cannot read
+    return scaffold[relative]
 
 
 def _make_folder(target: Path) -> None:

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import functools
+import gc
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memento_gh import files
+from memento_gh.docs.memory import FOLDER as MEMORY_FOLDER
+from memento_gh.docs.memory import KIND_OF_FILE as MEMORY_FILES
+from memento_gh.docs.memory import memory_problems
 from memento_gh.docs.notes import GLOBAL, parse_notes
 from memento_gh.docs.project_map import parse_project_map
 from memento_gh.errors import UserError
 from memento_gh.layout import MAP_NAME, NOTES_NAME, PLAN_NAME, Layout, display
 from memento_gh.output import paint, wants_color
 from memento_gh.plan import editor
-from memento_gh.plan.crosscheck import crosscheck
-from memento_gh.plan.model import ERROR, WARNING, Plan, Problem
+from memento_gh.plan.model import ERROR, WARNING, Problem
 from memento_gh.plan.scanner import parse
-from memento_gh.plan.validate import counted, validate_plan
+from memento_gh.plan.validate import check_plan_text as check_plan_text  # noqa: PLC0414
+from memento_gh.plan.validate import counted, parse_once
 
 Reader = Callable[[Path], "str | None"]
 KINDS = {PLAN_NAME: "plan", MAP_NAME: "map", NOTES_NAME: "notes"}
@@ -26,29 +29,13 @@ MISSING = "no such file; run `memento init` to create it"
 NOT_STAGED = "not in git's index; `git add` it, or check the working tree without --index"
 
 
-@functools.lru_cache(maxsize=4)
-def parse_once(text: str) -> Plan:
-    """The plan's parse, shared by the checks of the plan and of the notes (which need its
-    task IDs): a 10,000-task plan takes a good part of validate's time to read."""
-    return parse(text)
-
-
 def read_working_tree(path: Path) -> str | None:
     return files.read_text(path) if path.exists() else None
 
 
-def check_plan_text(text: str, map_text: str | None) -> tuple[Plan, list[Problem]]:
-    """The plan's problems, the map's module names taken into account when there is a map."""
-    plan = parse_once(text)
-    modules = None if map_text is None else parse_project_map(map_text).modules.keys()
-    problems = validate_plan(plan, modules)
-    problems += crosscheck(plan)
-    return plan, sorted(problems, key=lambda problem: problem.line)
-
-
 def check_file(path: Path, read: Reader, missing: str = MISSING) -> list[Problem]:
     """Problems of one file, with ``path`` attached; its siblings inform cross-file rules."""
-    kind = KINDS.get(path.name)
+    kind = KINDS.get(path.name) or ("memory" if path.name in MEMORY_FILES else None)
     if kind is None:
         names = ", ".join(KINDS)
         raise UserError(f"{display(path)}: memento does not know this file; it checks {names}")
@@ -62,6 +49,8 @@ def check_file(path: Path, read: Reader, missing: str = MISSING) -> list[Problem
         _, problems = check_plan_text(text, _read_sibling(read, path.with_name(MAP_NAME)))
     elif kind == "map":
         problems = list(parse_project_map(text).problems)
+    elif kind == "memory":
+        problems = memory_problems(text, path.name)
     else:
         problems = _note_problems(text, _read_sibling(read, path.with_name(PLAN_NAME)))
     return [problem.at(display(path)) for problem in problems]
@@ -95,7 +84,9 @@ def _note_problems(text: str, plan_text: str | None) -> list[Problem]:
 
 
 def default_files(layout: Layout) -> list[Path]:
-    found = [path for path in (layout.plan, layout.project_map, layout.notes) if path.exists()]
+    memory = [layout.docs / MEMORY_FOLDER / name for name in MEMORY_FILES]
+    chosen = (layout.plan, layout.project_map, layout.notes, *memory)
+    found = [path for path in chosen if path.exists()]
     if not layout.plan.exists():
         raise UserError(
             f"{display(layout.plan)}: no plan here; run `memento init` to create one, "
@@ -125,6 +116,9 @@ def index_reader(root: Path) -> Reader:
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
+    # The process ends after the check: the cyclic garbage collector would only walk the
+    # plan's objects (hundreds of thousands in a large plan, none in a cycle) again and again.
+    gc.disable()
     paths: Sequence[Path] = [layout.root / path for path in args.files] or default_files(layout)
     if args.index and args.fix:
         raise UserError("--fix rewrites files in the working tree; it cannot be used with --index")
