@@ -133,6 +133,73 @@ def _add_github(commands: Subcommands) -> None:
     ).set_defaults(command="github")
 
 
+def _add_dashboard(commands: Subcommands) -> None:
+    parser = commands.add_parser(
+        "dashboard",
+        help="serve a local web page that shows the plan and steers it",
+        description="Serve the dashboard (status, controls, progress, tasks, tick timeline, "
+        "notes) until Ctrl-C. It listens on this machine only unless --host says otherwise.",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=_port, default=8765, help="port; 0 picks a free one (default: 8765)"
+    )
+    parser.add_argument("--open", action="store_true", help="open the page in a web browser")
+    parser.set_defaults(command="dashboard")
+
+
+def _add_memory(commands: Subcommands) -> None:
+    listing = commands.add_parser(
+        "memory",
+        help="list the lessons in docs/memory/ with their task, evidence and age",
+        description="List the known issues, decisions and preferences workers are given, "
+        "with each record's task, module, evidence, confidence and last-verified time.",
+    )
+    listing.add_argument("--json", action="store_true", help="print the documented JSON shape")
+    listing.add_argument("--all", action="store_true", help="list archived records too")
+    listing.add_argument(
+        "--archive",
+        action="store_true",
+        help="move records not verified within memory_stale_after to the archive, and commit",
+    )
+    _add_wait(listing, "memory")
+    learn = commands.add_parser(
+        "learn",
+        help="record a decision or a preference for later workers",
+        description="Add a decision (by topic) or a preference (by category) to docs/memory/; "
+        "learning the same topic or category again updates its record.",
+    )
+    learn.add_argument("kind", choices=("decision", "preference"), help="what to record")
+    learn.add_argument(
+        "key", metavar="TOPIC|CATEGORY", help="a decision's topic or a preference's category"
+    )
+    learn.add_argument("text", metavar="TEXT", help="what was decided, or what is preferred")
+    evidence = learn.add_mutually_exclusive_group(required=True)
+    evidence.add_argument(
+        "--evidence", metavar="FILE", help="a file in the repository that shows it"
+    )
+    evidence.add_argument("--evidence-cmd", metavar="COMMAND", help="a command that shows it")
+    learn.add_argument(
+        "--confidence", choices=("high", "medium", "low"), default="high", help="(default: high)"
+    )
+    learn.add_argument("--task", help="the task it came from (default: none, 'global')")
+    learn.add_argument(
+        "--module", action="append", metavar="NAME", help="a module it is about (repeatable)"
+    )
+    learn.add_argument("--why", help="a decision's reason")
+    learn.add_argument("--context", help="a decision's background")
+    learn.add_argument("--options", help="the alternatives a decision weighed")
+    _add_wait(learn, "learn")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 0 to 65535")
+    return int(text)
+
+
 CONTROL_ACTIONS = ("pause", "resume", "stop", "retry", "skip", "note")
 
 
@@ -208,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tick(commands)
     _add_controls(commands)
     _add_demo(commands)
+    _add_memory(commands)
+    _add_dashboard(commands)
     _add_github(commands)
     return parser
 
@@ -220,6 +289,9 @@ HANDLERS = {
     "next": "memento_gh.commands.status",
     "tick": "memento_gh.commands.tick",
     "demo": "memento_gh.commands.demo",
+    "memory": "memento_gh.commands.memory",
+    "learn": "memento_gh.commands.memory",
+    "dashboard": "memento_gh.commands.dashboard",
     "github": "memento_gh.commands.github",
     **dict.fromkeys(CONTROL_ACTIONS, "memento_gh.commands.control"),
 }

@@ -1,0 +1,192 @@
+"""The dashboard's reads of the repository: the plan files, the tick logs and git (read-only).
+
+Nothing here writes: changes go through ``memento_gh.controls.apply_control``. Git runs as a
+plain subprocess here rather than through ``workspace.py`` (which other work is changing),
+and only ``log`` and ``show``, never a command that changes the repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memento_gh import files
+from memento_gh.commands.validate import check_plan_text, read_working_tree
+from memento_gh.dashboard import cron, snapshot
+from memento_gh.dashboard.writes import Rejected
+from memento_gh.docs.status_log import ParsedEntry, parse_status
+from memento_gh.layout import Layout, display
+from memento_gh.lock import Busy, repo_lock
+from memento_gh.plan.model import ERROR, Plan
+from memento_gh.plan.scanner import parse
+
+WORKFLOW = ".github/workflows/memento.yml"
+MAX_LOG = 2 * 1024 * 1024  # bytes from the end of a tick log
+MAX_DIFF = 1024 * 1024
+GIT_TIMEOUT = 30
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+
+
+def _watched(layout: Layout) -> list[Path]:
+    return [
+        layout.plan,
+        layout.status,
+        layout.notes,
+        layout.project_map,
+        layout.alert,
+        layout.root / WORKFLOW,
+    ]
+
+
+def stamp(layout: Layout) -> str:
+    """A version of everything the page shows, cheap enough to ask for every second: the
+    files are replaced atomically, so a change always shows in their inode, size or time."""
+    digest = hashlib.blake2b(digest_size=8)
+    for path in _watched(layout):
+        try:
+            info = path.stat()
+        except OSError:
+            digest.update(b"-;")
+            continue
+        digest.update(f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns};".encode())
+    return digest.hexdigest()
+
+
+def load(layout: Layout, now: datetime) -> dict[str, Any]:
+    """The page's state (``snapshot.build``) from the files as they are now."""
+    version = stamp(layout)  # before reading: a change made meanwhile shows on the next poll
+    plan, problems = check_plan_text(
+        files.read_text(layout.plan), read_working_tree(layout.project_map)
+    )
+    data = snapshot.build(
+        plan,
+        display(layout.plan),
+        errors=sum(1 for problem in problems if problem.severity == ERROR),
+        status_text=_optional(layout.status) or "",
+        notes_text=_optional(layout.notes) or "",
+        schedules=schedules(layout),
+        alert=_optional(layout.alert),
+        now=now,
+    )
+    data["version"] = version
+    return data
+
+
+def read_plan(layout: Layout) -> Plan:
+    return parse(files.read_text(layout.plan))
+
+
+def _optional(path: Path) -> str | None:
+    return files.read_text(path) if path.is_file() else None
+
+
+def schedules(layout: Layout) -> list[snapshot.Schedule]:
+    """The cron lines of the memento workflow, if the repository has one."""
+    text = _optional(layout.root / WORKFLOW)
+    if text is None:
+        return []
+    import yaml
+
+    try:
+        workflow = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return []  # `memento validate` and actionlint report a broken workflow; not our page
+    return [snapshot.Schedule(WORKFLOW, line) for line in cron.workflow_crons(workflow)]
+
+
+def lock_is_free(layout: Layout, wait: float) -> bool:
+    """Whether the repository lock can be had within ``wait`` seconds (it is let go at once)."""
+    try:
+        with repo_lock(layout.lock, wait=wait):
+            return True
+    except Busy:
+        return False
+
+
+def tick_log(layout: Layout, name: str) -> str:
+    """The end of a tick's log, ``logs/tick_<time>.log`` as its status entry names it."""
+    folder = layout.logs.resolve()
+    if not name or "\x00" in name or Path(name).is_absolute():
+        raise Rejected(400, "give the log's path as the status entry names it: logs/tick_….log")
+    path = (layout.root / name).resolve()
+    if not path.is_relative_to(folder) or path == folder:
+        raise Rejected(404, f"{name} is not in the logs folder")
+    try:
+        with path.open("rb") as stream:
+            size = stream.seek(0, 2)
+            stream.seek(max(0, size - MAX_LOG))
+            data = stream.read()
+    except (FileNotFoundError, IsADirectoryError):
+        raise Rejected(
+            404, f"no log {name} (logs are working files: another clone does not have them)"
+        ) from None
+    text = _ANSI.sub("", data.decode("utf-8", errors="replace"))
+    cut = f"[the first {size - MAX_LOG:,} bytes are left out]\n" if size > MAX_LOG else ""
+    return cut + text
+
+
+def find_entry(status_text: str, tick: int, task_id: str) -> ParsedEntry:
+    for record in parse_status(status_text):
+        if isinstance(record, ParsedEntry) and record.tick == tick and record.task_id == task_id:
+            return record
+    raise Rejected(404, f"no run of {task_id} in tick #{tick} in the status log")
+
+
+def commit_diff(layout: Layout, tick: int, task_id: str) -> str:
+    """``git show`` of the commit that recorded a task's run in a tick."""
+    entry = find_entry(_optional(layout.status) or "", tick, task_id)
+    sha = entry.commit or _commit_of(layout.root, tick, task_id)
+    if sha is None:
+        raise Rejected(404, f"no commit records tick #{tick} of {task_id} on this branch")
+    shown = run_git(
+        layout.root,
+        "show",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--stat",
+        "--patch",
+        "--format=fuller",
+        sha,
+        "--",
+    )
+    if shown is None:
+        raise Rejected(404, f"git cannot show commit {sha}")
+    text = shown[:MAX_DIFF].decode("utf-8", errors="replace")
+    if len(shown) > MAX_DIFF:
+        text += f"\n[cut at {MAX_DIFF // 1024} KiB: run `git show {sha}` for the rest]\n"
+    return text
+
+
+def _commit_of(root: Path, tick: int, task_id: str) -> str | None:
+    """The commit whose trailers name this tick and task (the entry cannot name its own)."""
+    found = run_git(
+        root,
+        "log",
+        "-1",
+        "--format=%H",
+        "--all-match",
+        f"--grep=^Memento-Tick: {tick}$",
+        f"--grep=^Memento-Task: {task_id.replace('.', '[.]')}$",  # IDs may hold a dot
+    )
+    sha = (found or b"").decode().strip()
+    return sha or None
+
+
+def run_git(root: Path, *args: str) -> bytes | None:
+    """git's stdout, or None when it fails (not a repository, an unknown commit)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            check=False,
+            timeout=GIT_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None

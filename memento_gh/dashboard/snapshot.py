@@ -1,0 +1,142 @@
+"""Everything the page shows, as one JSON-ready value built from the files' texts.
+
+Pure: the parsed plan, the status log's and the notes' texts, the known schedules and the
+time go in; a dict comes out. It extends ``memento status --json`` (the same keys, same
+meanings) with what the page needs beyond it: each task's last run, the timeline, the
+notes, the ETA and the next scheduled tick. Markdown arrives here as text and leaves as
+escaped HTML (``markup``); every other string is text the page escapes itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from memento_gh.dashboard import cron, markup
+from memento_gh.docs.notes import parse_notes
+from memento_gh.docs.status_log import SUCCESS, Event, ParsedEntry, parse_status
+from memento_gh.plan.model import Plan
+from memento_gh.plan.progress import summary
+from memento_gh.plan.values import format_time
+
+#: The timeline shows the newest records only (the engine rotates the log at 50 by default).
+TIMELINE_LIMIT = 200
+
+
+class Schedule(NamedTuple):
+    """A cron line that runs ticks, and where it was found."""
+
+    source: str  # ".github/workflows/memento.yml"
+    expression: str  # "*/30 * * * *"
+    timezone: str = "UTC"
+
+
+def build(
+    plan: Plan,
+    plan_path: str,
+    *,
+    errors: int,
+    status_text: str,
+    notes_text: str,
+    schedules: Sequence[Schedule],
+    alert: str | None,
+    now: datetime,
+) -> dict[str, Any]:
+    data = summary(plan, plan_path, errors)
+    records = parse_status(status_text)
+    entries = [record for record in records if isinstance(record, ParsedEntry)]
+    last_runs = {entry.task_id: entry for entry in entries if entry.task_id}
+    for task in data["tasks"]:
+        task["html"] = markup.inline(task["description"])
+        last = last_runs.get(task["id"])
+        task["last"] = None if last is None else _entry(last)
+    data["last_tick"] = _entry(entries[-1]) if entries else None
+    data["eta"] = eta(entries, data["total"] - data["completed"] - data["skipped"])
+    data["timeline"] = [_record(record) for record in reversed(records[-TIMELINE_LIMIT:])]
+    data["notes"] = notes(notes_text)
+    data["schedule"] = next_tick(schedules, now)
+    data["alert"] = alert
+    data["now"] = format_time(now)
+    return data
+
+
+def eta(entries: Iterable[ParsedEntry], remaining: int) -> dict[str, Any]:
+    """Seed §6.3: the average duration of the finished tasks times the tasks left."""
+    durations = [e.duration for e in entries if e.outcome == SUCCESS and e.duration is not None]
+    average = sum(durations) / len(durations) if durations else None
+    return {
+        "seconds": None if average is None else round(average * remaining),
+        "average": None if average is None else round(average, 1),
+        "samples": len(durations),
+        "remaining": remaining,
+    }
+
+
+def next_tick(schedules: Sequence[Schedule], now: datetime) -> dict[str, Any] | None:
+    """The soonest run of the known schedules; a cron line that cannot be read is reported."""
+    runs: list[tuple[datetime, Schedule]] = []
+    unreadable: list[dict[str, Any]] = []
+    for schedule in schedules:
+        try:
+            moment = cron.next_fire(cron.parse_cron(schedule.expression), now)
+        except ValueError as error:
+            unreadable.append({**_schedule(schedule), "at": None, "error": str(error)})
+            continue
+        if moment is not None:
+            runs.append((moment, schedule))
+    if not runs:
+        return unreadable[0] if unreadable else None
+    moment, schedule = min(runs, key=lambda run: run[0])
+    return {**_schedule(schedule), "at": format_time(moment), "error": None}
+
+
+def _schedule(schedule: Schedule) -> dict[str, Any]:
+    return {"source": schedule.source, "cron": schedule.expression, "tz": schedule.timezone}
+
+
+def notes(text: str) -> list[dict[str, Any]]:
+    """Every note, newest first, its Markdown as safe HTML."""
+    parsed = parse_notes(text).notes
+    return [
+        {
+            "line": note.line + 1,
+            "time": note.time,
+            "target": note.target,
+            "read": note.read,
+            "archived": note.archived,
+            "source": note.source,
+            "html": markup.block(note.text),
+        }
+        for note in reversed(parsed)
+    ]
+
+
+def _record(record: ParsedEntry | Event) -> dict[str, Any]:
+    if isinstance(record, Event):
+        return {"kind": "event", "time": format_time(record.time), "text": record.text}
+    return {"kind": "tick", **_entry(record)}
+
+
+def _entry(entry: ParsedEntry) -> dict[str, Any]:
+    fields = entry.fields
+    log = fields.get("Log") or None
+    return {
+        "tick": entry.tick,
+        "time": format_time(entry.time),
+        "task": entry.task_id,
+        "title": entry.task,
+        "outcome": entry.outcome,
+        "retry": entry.retry,
+        "max_retries": entry.max_retries,
+        "duration": entry.duration,
+        "verify": entry.verify_head,
+        "exit_code": entry.exit_code,
+        "analysis": entry.error_analysis,
+        "violations": fields.get("Guard Violations"),
+        "files": fields.get("Files Modified"),
+        "escalation": entry.escalation,
+        "continuation": list(entry.continuation) if entry.continuation else None,
+        "log": log if log and not log.startswith(("http://", "https://")) else None,
+        "log_url": log if log and log.startswith(("http://", "https://")) else None,
+    }
