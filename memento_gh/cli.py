@@ -241,7 +241,7 @@ def _add_wait(parser: argparse.ArgumentParser, action: str) -> None:
     parser.set_defaults(command=action)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="memento",
         description="Run a coding agent one guarded, verified, committed tick at a time "
@@ -269,17 +269,53 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="commands", metavar="COMMAND", prog="memento", parser_class=_Parser
     )
-    _add_init(commands)
-    _add_validate(commands)
-    _add_status(commands)
-    _add_tick(commands)
-    _add_controls(commands)
-    _add_demo(commands)
-    _add_memory(commands)
-    _add_dashboard(commands)
-    _add_github(commands)
+    # Building a parser costs: a run that names its command gets that command's alone
+    # (help, version and mistakes get them all, for the full listing and suggestions).
+    adders = ADDERS if command not in COMMAND_ADDERS else (COMMAND_ADDERS[command],)
+    for add in adders:
+        add(commands)
     return parser
 
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names after plain global options, or None when anything else
+    comes first (``--help``, ``--version``, an abbreviation, a mistake)."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-C", "--plan-dir"):
+            next(words, None)
+        elif word.startswith("--plan-dir=") or (word.startswith("-C") and len(word) > 2):
+            continue
+        else:
+            return word if word in COMMAND_ADDERS else None
+    return None
+
+
+#: What adds each command's parser, in the order of the help's listing.
+ADDERS = (
+    _add_init,
+    _add_validate,
+    _add_status,
+    _add_tick,
+    _add_controls,
+    _add_demo,
+    _add_memory,
+    _add_dashboard,
+    _add_github,
+)
+COMMAND_ADDERS = {
+    "init": _add_init,
+    "validate": _add_validate,
+    "status": _add_status,
+    "next": _add_status,
+    "tick": _add_tick,
+    **dict.fromkeys(CONTROL_ACTIONS, _add_controls),
+    "demo": _add_demo,
+    "memory": _add_memory,
+    "learn": _add_memory,
+    "dashboard": _add_dashboard,
+    "github": _add_github,
+}
 
 #: Each command's module, imported only when that command runs (quick start for the others).
 HANDLERS = {
@@ -351,8 +387,9 @@ def _discard_stdout() -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(chosen_command(words))
+    args = parser.parse_args(words)
     if getattr(args, "command", None) is None:
         # No command is a command-line mistake like an unknown one (argparse: exit 2), but the
         # whole help is more use than argparse's one-line complaint.

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import memento_gh
+from memento_gh import cli
 from memento_gh.cli import build_parser, crash_message, main
 from testing.cli import run_memento
 from testing.plans import large_plan, phase_block, plan_text, task_block
@@ -336,3 +337,26 @@ def test_a_reader_that_reads_nothing_breaks_the_pipe_quietly(tmp_path: Path, com
 
     assert (out, err) == ("", "")
     assert status in (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["tick", "--agent-cmd", "true"], "tick"),
+        (["-C", "repo", "--plan-dir", "plans", "status", "--json"], "status"),
+        (["-Crepo", "--plan-dir=plans", "next"], "next"),
+        (["--plan-dir", "tick", "validate"], "validate"),  # an option's value is no command
+        (["--help"], None),
+        (["--version"], None),
+        (["--plan", "docs", "tick"], None),  # argparse's abbreviation: the full parser decides
+        (["nope"], None),
+        ([], None),
+    ],
+)
+def test_only_the_named_commands_parser_is_built(argv: list[str], command: str | None) -> None:
+    assert cli.chosen_command(argv) == command
+
+
+def test_a_parser_built_for_one_command_parses_it_as_the_full_one_does() -> None:
+    argv = ["-C", "repo", "tick", "--agent-cmd", "true", "--max-tasks", "2"]
+    assert cli.build_parser("tick").parse_args(argv) == cli.build_parser().parse_args(argv)
