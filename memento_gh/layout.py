@@ -11,6 +11,9 @@ MAP_NAME = "PROJECT_MAP.md"
 NOTES_NAME = "HUMAN_NOTES.md"
 STATUS_NAME = "TICK_STATUS.md"
 STATE_NAME = "STATE.md"
+#: The lesson files (docs/memory.py reads and writes them), under the plan folder.
+MEMORY_FOLDER = "memory"
+MEMORY_FILE_NAMES = ("known-issues.md", "decisions.md", "preferences.md")
 
 
 class Layout(NamedTuple):

@@ -9,13 +9,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memento_gh import files
-from memento_gh.docs.memory import FOLDER as MEMORY_FOLDER
-from memento_gh.docs.memory import KIND_OF_FILE as MEMORY_FILES
-from memento_gh.docs.memory import memory_problems
 from memento_gh.docs.notes import GLOBAL, parse_notes
 from memento_gh.docs.project_map import parse_project_map
 from memento_gh.errors import UserError
-from memento_gh.layout import MAP_NAME, NOTES_NAME, PLAN_NAME, Layout, display
+from memento_gh.layout import (
+    MAP_NAME,
+    MEMORY_FILE_NAMES,
+    MEMORY_FOLDER,
+    NOTES_NAME,
+    PLAN_NAME,
+    Layout,
+    display,
+)
 from memento_gh.output import paint, wants_color
 from memento_gh.plan import editor
 from memento_gh.plan.model import ERROR, WARNING, Problem
@@ -35,7 +40,7 @@ def read_working_tree(path: Path) -> str | None:
 
 def check_file(path: Path, read: Reader, missing: str = MISSING) -> list[Problem]:
     """Problems of one file, with ``path`` attached; its siblings inform cross-file rules."""
-    kind = KINDS.get(path.name) or ("memory" if path.name in MEMORY_FILES else None)
+    kind = KINDS.get(path.name) or ("memory" if path.name in MEMORY_FILE_NAMES else None)
     if kind is None:
         names = ", ".join(KINDS)
         raise UserError(f"{display(path)}: memento does not know this file; it checks {names}")
@@ -50,6 +55,8 @@ def check_file(path: Path, read: Reader, missing: str = MISSING) -> list[Problem
     elif kind == "map":
         problems = list(parse_project_map(text).problems)
     elif kind == "memory":
+        from memento_gh.docs.memory import memory_problems  # only where there is memory
+
         problems = memory_problems(text, path.name)
     else:
         problems = _note_problems(text, _read_sibling(read, path.with_name(PLAN_NAME)))
@@ -84,7 +91,7 @@ def _note_problems(text: str, plan_text: str | None) -> list[Problem]:
 
 
 def default_files(layout: Layout) -> list[Path]:
-    memory = [layout.docs / MEMORY_FOLDER / name for name in MEMORY_FILES]
+    memory = [layout.docs / MEMORY_FOLDER / name for name in MEMORY_FILE_NAMES]
     chosen = (layout.plan, layout.project_map, layout.notes, *memory)
     found = [path for path in chosen if path.exists()]
     if not layout.plan.exists():

@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from memento_gh.layout import MEMORY_FILE_NAMES, MEMORY_FOLDER
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.model import ERROR, WARNING, Problem
@@ -49,12 +50,8 @@ if TYPE_CHECKING:  # datetime is imported where times are used: validate's start
 
 KNOWN_ISSUE, DECISION, PREFERENCE = "known-issue", "decision", "preference"
 KINDS = (KNOWN_ISSUE, DECISION, PREFERENCE)
-FOLDER = "memory"  # under the plan folder: docs/memory/
-FILE_NAMES: Mapping[str, str] = {
-    KNOWN_ISSUE: "known-issues.md",
-    DECISION: "decisions.md",
-    PREFERENCE: "preferences.md",
-}
+FOLDER = MEMORY_FOLDER  # under the plan folder: docs/memory/
+FILE_NAMES: Mapping[str, str] = dict(zip(KINDS, MEMORY_FILE_NAMES, strict=True))
 KIND_OF_FILE: Mapping[str, str] = {name: kind for kind, name in FILE_NAMES.items()}
 CONFIDENCES = ("high", "medium", "low")
 GLOBAL = "global"  # the task of a record that belongs to no task

@@ -30,7 +30,7 @@ from memento_gh.engine import (
     verify,
 )
 from memento_gh.errors import UserError
-from memento_gh.layout import Layout
+from memento_gh.layout import MEMORY_FILE_NAMES, MEMORY_FOLDER, Layout
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan import derive, editor
 from memento_gh.plan.meta import Settings
@@ -399,8 +399,113 @@ class _Tick:
             module_entry=module_entry,
             notes=notes,
             context=gathered,
+            lessons=self._lessons(task, settings),
             max_diff_lines=settings.max_diff_lines,
         )
+
+    # -- memory -----------------------------------------------------------------------------
+
+    def _memory_folder(self) -> Path:
+        return self.layout.docs / MEMORY_FOLDER
+
+    def _lesson_texts(self) -> dict[str, str]:
+        """The lesson files that hold records, by file name: the memory module (and its
+        import) is only needed when there is something to read."""
+        folder = self._memory_folder()
+        found: dict[str, str] = {}
+        for name in MEMORY_FILE_NAMES:
+            path = folder / name
+            if path.exists():
+                text = files.read_text(path)
+                if "\n## " in text:  # a record's heading
+                    found[name] = text
+        return found
+
+    def _lessons(self, task: Task, settings: Settings) -> tuple[str, ...]:
+        """The few lessons relevant to ``task`` (docs/memory.py chooses, within a budget)."""
+        texts = self._lesson_texts()
+        if not texts:
+            return ()
+        from memento_gh.docs import memory
+
+        failure = memory.last_failure(status_log.parse_status(self._status_text()), task.id)
+        signature = memory.failure_signature(failure) if failure else None
+        by_kind = {memory.KIND_OF_FILE[name]: text for name, text in texts.items()}
+        return memory.lessons_for(
+            memory.read_all(by_kind),
+            task,
+            last_failure=signature,
+            now=self.clock(),
+            stale_after=settings.memory_stale_after,
+        )
+
+    def _learn_from_success(self, task: Task, attempt: _Attempt) -> None:
+        """A task that passes after failing in its verify teaches a known issue: the
+        failure's signature, with this change as its fix (docs/memory.py)."""
+        status = self._status_text()
+        if task.id not in status:  # it never ran before: nothing failed
+            return
+        from memento_gh.docs import memory
+
+        failure = memory.last_failure(status_log.parse_status(status), task.id)
+        if failure is None:
+            return
+        kind = memory.KNOWN_ISSUE
+        path = self._memory_folder() / memory.FILE_NAMES[kind]
+        old = files.read_text(path) if path.exists() else memory.empty_file(kind)
+        new = memory.learn_from_success(
+            old,
+            task=task,
+            previous_failure=failure,
+            changes=[(c.path, c.added, c.removed) for c in attempt.changes],
+            commit=None,
+            verify_command=task.verify or "",
+            now=self.clock(),
+            tick=self._tick_number(),
+        )
+        if new != old:
+            files.write_atomic(path, new)
+
+    def _archive_stale_lessons(self, settings: Settings) -> None:
+        """Lessons not verified within memory_stale_after leave the active list."""
+        texts = self._lesson_texts()
+        if not texts:
+            return
+        from memento_gh.docs import memory
+
+        moved_any = False
+        for name, old in texts.items():
+            text, moved = memory.archive_stale(
+                old,
+                memory.KIND_OF_FILE[name],
+                now=self.clock(),
+                stale_after=settings.memory_stale_after,
+            )
+            if moved:
+                files.write_atomic(self._memory_folder() / name, text)
+                moved_any = True
+        if moved_any:
+            self._commit("memento: archive stale lessons", self._bookkeeping_paths())
+
+    def _write_state(self, last_action: str) -> None:
+        """STATE.md, the snapshot to resume from, goes with every bookkeeping commit."""
+        from memento_gh.docs.state import render_state
+
+        plan = self._plan()
+        alerts: tuple[str, ...] = ()
+        if plan.settings.tick_mode == "paused":
+            last = status_log.last_event(self._status_text()) or ""
+            alerts = (last,) if "CIRCUIT BREAKER" in last else ()
+        text = render_state(
+            plan,
+            now=self.clock(),
+            last_action=last_action,
+            plan_dir=self.layout.plan_dir,
+            alerts=alerts,
+        )
+        # Written whole from the plan on every commit: a copy lost to a power cut is
+        # written again by the next one.
+        files.write_atomic(self.layout.state, text, durable=False)
 
     def _agent_changes(self, plan_untouched: bool, after: TreeStatus | None) -> list[FileChange]:
         """The agent's change: everything that differs from HEAD except the engine's own
@@ -450,6 +555,7 @@ class _Tick:
         base = self._base_plan()
         self._write_plan(base, self._success_edits(base, task))
         checkpoint("plan-written", self.environ)
+        self._learn_from_success(task, attempt)
         entry = self._entry(task, attempt, "success", retries=task.retries)
         self._append_status(entry._replace(commit=("", message.split("\n", 1)[0])))
         checkpoint("status-written", self.environ)
@@ -563,6 +669,7 @@ class _Tick:
         if reason:
             self._trip_breaker(reason)
         self._rotate_status(self._plan().settings)
+        self._archive_stale_lessons(self._plan().settings)
         self._write_alert(self._plan())
 
     # -- recovery ---------------------------------------------------------------------------
@@ -772,7 +879,9 @@ class _Tick:
     def _commit(self, message: str, paths: Sequence[str], added: Sequence[str] = ()) -> str:
         """Commit ``paths``: the bookkeeping, and the agent's change with the paths of it
         that git does not know yet (``added``)."""
+        self._write_state(message.split("\n", 1)[0])
         bookkeeping = self._bookkeeping_paths()
+        paths = [*paths, *(path for path in bookkeeping if path not in paths)]
         new = [*added, *(path for path in bookkeeping if path not in self.known)]
         self.head = self.workspace.commit(message, paths, new=new)
         self.known.update(bookkeeping)
@@ -791,7 +900,10 @@ class _Tick:
         files.write_atomic(self.layout.status, status_log.append(self._status_text(), block))
 
     def _bookkeeping_paths(self) -> list[str]:
-        paths = [self.layout.plan, self.layout.status, self.layout.notes]
+        paths = [self.layout.plan, self.layout.status, self.layout.notes, self.layout.state]
+        folder = self._memory_folder()
+        if folder.is_dir():
+            paths += sorted(folder.glob("*.md"))
         return [self._relative(path) for path in paths if path.exists()]
 
     def _cleanup_keep(self) -> list[str]:

@@ -41,7 +41,8 @@ from testing.ticks import (
 
 PLAN = "docs/MASTER_PLAN.md"
 STATUS = "docs/TICK_STATUS.md"
-BOOKKEEPING = {PLAN, STATUS, "docs/HUMAN_NOTES.md"}
+STATE = "docs/STATE.md"  # the resume snapshot, rewritten with every bookkeeping commit
+BOOKKEEPING = {PLAN, STATUS, "docs/HUMAN_NOTES.md", STATE}
 WORKING_FILES = ("logs/", ".memento.lock", ".memento_alert")
 KEPT = {".env": "SECRET=do-not-lose\n", "node_modules/x/index.js": "module.exports = 1\n"}
 ENTRY_FIELDS = {
@@ -262,7 +263,7 @@ def test_a_failing_verify_is_retried_then_blocked_and_only_bookkeeping_is_commit
         assert entry.fields["Files Modified"] == "(rolled back)"
         assert entry.fields["Git Commit"] == "(none — rollback)"
         assert project.git("rev-list", "--count", f"{before}..HEAD").strip() == "1"
-        assert project.committed_files() == {PLAN, STATUS}
+        assert project.committed_files() == {PLAN, STATUS, STATE}
         assert f"T-101 {outcome} (retry {attempt}/3)" in project.subjects()[0]
         assert trailers(project) == f"Memento-Task: T-101\nMemento-Tick: {attempt}"
         assert project.dirty() == []
@@ -354,7 +355,7 @@ def test_every_failure_rolls_back_to_head_and_spares_cleanignored_files(
     assert [t.marker for t in project.plan().tasks] == [" ", " ", " "]
     # one commit on top of the start, holding the bookkeeping only
     assert project.git("rev-parse", "HEAD~1").strip() == start
-    assert project.committed_files() == {PLAN, STATUS}
+    assert project.committed_files() == {PLAN, STATUS, STATE}
     assert project.subjects()[1:] == ["project"]
     # the tree is HEAD again, but for the files .memento_cleanignore keeps
     assert sorted(project.dirty()) == ["?? .env", "?? node_modules/x/index.js"]
@@ -442,7 +443,7 @@ def test_files_the_cleanignore_keeps_are_not_the_agents_change_nor_committed(
     ran(project.tick())
 
     assert last_entry(project).outcome == "success"
-    assert project.committed_files() == {"src/a.py", PLAN, STATUS}
+    assert project.committed_files() == {"src/a.py", PLAN, STATUS, STATE}
     assert not project.ever_committed(".env")
     assert not project.ever_committed("node_modules")
     assert sorted(project.dirty()) == [
@@ -697,8 +698,8 @@ def test_max_tasks_per_tick_runs_tasks_back_to_back_in_one_tick(tmp_path: Path) 
     ]
     assert trailers(project, "HEAD") == "Memento-Task: T-102\nMemento-Tick: 1"
     assert trailers(project, "HEAD~1") == "Memento-Task: T-101\nMemento-Tick: 1"
-    assert project.committed_files("HEAD~1") == {"src/a.py", PLAN, STATUS}
-    assert project.committed_files("HEAD") == {"src/b.py", PLAN, STATUS}
+    assert project.committed_files("HEAD~1") == {"src/a.py", PLAN, STATUS, STATE}
+    assert project.committed_files("HEAD") == {"src/b.py", PLAN, STATUS, STATE}
     settings = project.plan().settings
     assert (settings.total_ticks, settings.completed_tasks) == (1, 2)
 
