@@ -15,7 +15,7 @@ from memento_gh.github.sync import GitHub
 from testing.action_runs import ActionProject, comment_event, edit_event
 from testing.fake_github import FakeGitHub
 from testing.repos import clone, commit_all, git
-from testing.ticks import good, wrong
+from testing.ticks import good, one_phase, plan_of, wrong
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -293,3 +293,23 @@ def test_an_api_outage_after_the_push_loses_no_tick_and_the_next_run_converges(
     assert project.marker("T-101") == "!"  # the tick was pushed all the same
     project.run("schedule")
     assert len(project.memento_issues("blocked")) == 1
+
+
+def test_a_circuit_breaker_trip_opens_an_issue_that_resume_closes(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    plan = plan_of([one_phase()], circuit_breaker_threshold="1")
+    project = ActionProject(tmp_path, github, plan=plan)
+    project.script({"T-101": wrong("T-101")})
+    project.run("schedule")  # one failed tick is enough at threshold 1
+    assert project.plan().settings.tick_mode == "paused"
+    [tripped] = project.memento_issues("circuit-breaker")
+    assert tripped["state"] == "open"
+    assert "1 ticks in a row failed" in tripped["body"]
+
+    project.run("schedule")  # paused: still one issue, nothing new
+    assert len(project.memento_issues("circuit-breaker")) == 1
+
+    result = project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "resume"})
+    assert result.outputs["outcome"] == "controls"
+    assert github.issue(tripped["number"])["state"] == "closed"
