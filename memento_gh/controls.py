@@ -25,7 +25,7 @@ from memento_gh.plan.scanner import parse
 from memento_gh.workspace import Workspace
 
 MODES = {"pause": "paused", "resume": "auto", "stop": "stopped"}
-ACTIONS = (*MODES, "retry", "skip", "note")
+ACTIONS = (*MODES, "retry", "skip", "note", "learn")
 NOTES_HEADER = "# HUMAN NOTES\n\n## Active Notes\n\n---\n\n## Archive\n"
 STATUS_HEADER = "# TICK STATUS LOG\n"
 SOURCE_TRAILER = "Memento-Source"
@@ -73,6 +73,9 @@ def describe(control: Control) -> str:
         return f"{control.action}: tick_mode is now {MODES[control.action]}"
     if control.action == "note":
         return f"note for {control.task or notes_doc.GLOBAL} added"
+    if control.action == "learn":
+        kind, _, rest = control.text.partition(" ")
+        return f"{kind} learned: {rest.partition(':')[0].strip()}"
     why = f" — {control.text}" if control.text else ""
     return f"{control.action} {control.task}{why}"
 
@@ -100,6 +103,8 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
     dirty_before = {change.path for change in workspace.changes()} if workspace else set()
     if control.action == "note":
         changed = _add_note(layout, control, now)
+    elif control.action == "learn":
+        changed = _learn(layout, control, now)
     else:
         changed = _edit_plan(layout, control, now)
     if not changed:
@@ -196,6 +201,37 @@ def _edit_plan(layout: Layout, control: Control, now: datetime) -> list[Path]:
         files.write_atomic(layout.status, status_log.append(status, event))
         changed.append(layout.status)
     return changed
+
+
+def _learn(layout: Layout, control: Control, now: datetime) -> list[Path]:
+    """A decision or preference told in a comment (``/memento learn``): the comment is its
+    evidence. ``text`` is ``decision|preference TOPIC: TEXT``."""
+    from memento_gh.docs import memory
+
+    kind, _, rest = control.text.partition(" ")
+    key, _, text = rest.partition(":")
+    url = (control.source or "").split(" ", 1)[0]
+    if kind not in (memory.DECISION, memory.PREFERENCE) or not url:
+        raise UserError("a lesson from GitHub is a decision or a preference, from a comment")
+    if control.task:
+        editor.require_task(parse(files.read_text(layout.plan)), control.task)
+    lesson = memory.Lesson(
+        kind,
+        key.strip(),
+        text.strip(),
+        memory.Evidence("comment", url),
+        task=control.task or memory.GLOBAL,
+    )
+    path = layout.docs / memory.FOLDER / memory.FILE_NAMES[kind]
+    old = files.read_text(path) if path.exists() else memory.empty_file(kind)
+    try:
+        new, _ = memory.learn(old, lesson, now)
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    if new == old:
+        return []
+    files.write_atomic(path, new)
+    return [path]
 
 
 def _add_note(layout: Layout, control: Control, now: datetime) -> list[Path]:

@@ -102,16 +102,18 @@ _RECORD_HEADING = re.compile(r"##[ \t]+(?P<title>.*?)(?:[ \t]+#+)?[ \t]*$")
 _TOP_HEADING = re.compile(r"#[ \t]+(?P<title>.*?)(?:[ \t]+#+)?[ \t]*$")
 _THEMATIC_BREAK = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _DATED = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})[ \t]*:[ \t]*(?P<topic>\S.*)")
-_EVIDENCE = re.compile(r"(?P<kind>file|command)[ \t]+(?P<rest>\S.*)", re.IGNORECASE)
+_EVIDENCE = re.compile(r"(?P<kind>file|command|comment)[ \t]+(?P<rest>\S.*)", re.IGNORECASE)
+EVIDENCE_KINDS = ("file", "command", "comment")
 _MODULE = re.compile(r"[^\]\s,]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _BACKTICKS = re.compile(r"`+")
 
 
 class Evidence(NamedTuple):
-    """What a person can check the lesson against: a file, or a command to run."""
+    """What a person can check the lesson against: a file, a command to run, or the
+    comment (its URL) in which a person told memento the lesson on GitHub."""
 
-    kind: str  # "file" | "command"
+    kind: str  # "file" | "command" | "comment"
     value: str
 
     def render(self) -> str:
@@ -227,7 +229,8 @@ def parse_evidence(raw: str) -> Evidence:
     match = _EVIDENCE.fullmatch(raw.strip())
     if match is None:
         raise ValueError(
-            "write the evidence as 'file `path/in/the/repo`' or 'command `the command`'"
+            "write the evidence as 'file `path/in/the/repo`', 'command `the command`' or "
+            "'comment `https://…`'"
         )
     kind, rest = match.group("kind").lower(), match.group("rest")
     if kind == "command":
@@ -641,7 +644,7 @@ def _check_lesson(lesson: Lesson) -> list[tuple[str, str]]:
         if parse_modules(name) != (name,) or not _MODULE.fullmatch(name):
             raise ValueError(f"module {name!r}: give one module name, like auth")
     evidence = lesson.evidence
-    if not one_line(evidence.value) or evidence.kind not in ("file", "command"):
+    if not one_line(evidence.value) or evidence.kind not in EVIDENCE_KINDS:
         raise ValueError("the evidence is empty; name a file, or a command that shows the lesson")
     return given
 

@@ -302,6 +302,19 @@ def _comment_skip(command: str, arguments: str, task: str | None) -> Parsed:
     return (Control("skip", task, arguments),), False
 
 
+def _comment_learn(command: str, arguments: str, task: str | None) -> Parsed:
+    """``/memento learn decision|preference TOPIC: TEXT``; the kind and the colon are
+    checked here, the rest by the memory file when the lesson is recorded."""
+    kind, _, rest = arguments.strip().partition(" ")
+    key, colon, text = rest.partition(":")
+    if kind not in ("decision", "preference") or not colon or not key.strip() or not text.strip():
+        raise UserError(
+            f"write `{COMMAND_PREFIX} learn decision <topic>: <what was decided>` or "
+            f"`{COMMAND_PREFIX} learn preference <category>: <what is preferred>`"
+        )
+    return (Control("learn", task, arguments.strip()),), False
+
+
 def _require_task(command: str, task: str | None) -> str:
     if not task:
         raise UserError(
@@ -319,6 +332,7 @@ _COMMENT_COMMANDS: Mapping[str, CommentCommand] = {
     "resume": _comment_mode,
     "stop": _comment_mode,
     "tick": _comment_tick,
+    "learn": _comment_learn,
 }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memento_gh.docs import memory
 from memento_gh.docs.notes import parse_notes
 from memento_gh.github import render
 from memento_gh.github.sync import GitHub
@@ -313,3 +314,24 @@ def test_a_circuit_breaker_trip_opens_an_issue_that_resume_closes(
     result = project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "resume"})
     assert result.outputs["outcome"] == "controls"
     assert github.issue(tripped["number"])["state"] == "closed"
+
+
+def test_a_decision_learned_in_a_comment_is_recorded_once_with_the_comment_as_evidence(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    project.script({"T-101": good("T-101")})
+    project.run("schedule")
+    [dashboard] = project.memento_issues("dashboard")
+    body = "/memento learn decision Session storage: Keep sessions in Redis"
+    result = project.run("issue_comment", comment_event(github, dashboard, body))
+    assert result.code == 0, result.said
+    [comment] = github.comments(dashboard["number"])
+    [record] = memory.parse_memory(
+        project.show("docs/memory/decisions.md"), memory.DECISION
+    ).records
+    assert (record.key, record.text) == ("Session storage", "Keep sessions in Redis")
+    assert record.evidence == memory.Evidence("comment", comment["html_url"])
+    assert record.value("Task") == "global"
+    project.run("schedule")  # the catch-up scan finds the comment applied already
+    assert project.show("docs/memory/decisions.md").count("Session storage") == 1
+    assert [r["content"] for r in github.reactions(comment["id"])] == ["+1"]

@@ -560,3 +560,27 @@ def test_parse_associations(text: str, expected: set[str]) -> None:
 def test_parse_associations_names_the_words_github_does_not_use(text: str, unknown: str) -> None:
     with pytest.raises(UserError, match=f"unknown {unknown}; use any of COLLABORATOR"):
         parse_associations(text)
+
+
+def test_learn_from_a_comment_carries_the_kind_topic_and_text_to_the_control() -> None:
+    body = "/memento learn decision Session storage: Keep sessions in Redis"
+    controls, tick_after = parse_comment(body, task="T-201", source="s")
+    assert controls == (
+        Control("learn", "T-201", "decision Session storage: Keep sessions in Redis", "s"),
+    )
+    assert not tick_after
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "/memento learn",
+        "/memento learn opinion Style: short",
+        "/memento learn decision no colon here",
+        "/memento learn preference : nothing named",
+        "/memento learn preference Style:   ",
+    ],
+)
+def test_learn_without_kind_topic_colon_and_text_is_refused(body: str) -> None:
+    with pytest.raises(UserError, match="learn decision <topic>"):
+        parse_comment(body, task=None, source="s")
