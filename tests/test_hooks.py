@@ -117,10 +117,10 @@ HOOK_FILES = {
 }
 
 
-def test_the_manifest_declares_three_serial_python_hooks_running_memento_validate() -> None:
+def test_the_manifest_declares_four_serial_python_hooks_running_memento_validate() -> None:
     hooks = {hook["id"]: hook for hook in load_manifest(str(MANIFEST))}
 
-    assert set(hooks) == set(HOOK_FILES)
+    assert set(hooks) == {*HOOK_FILES, "memento-memory"}
     for hook in hooks.values():
         assert hook["entry"] == "memento validate"
         assert hook["language"] == "python"
@@ -150,6 +150,23 @@ def test_each_hook_selects_its_file_in_any_folder_and_nothing_else(hook_id: str,
     ]
 
     assert selected == [name, f"docs/{name}", f"my plans/docs/{name}"]
+
+
+def test_the_memory_hook_selects_the_three_lesson_files_under_a_memory_folder() -> None:
+    hook = next(hook for hook in load_manifest(str(MANIFEST)) if hook["id"] == "memento-memory")
+    candidates = [
+        "docs/memory/known-issues.md",
+        "docs/memory/decisions.md",
+        "plans/memory/preferences.md",
+        "memory/decisions.md",
+        "docs/decisions.md",
+        "docs/memory/notes.md",
+        "docs/OLD_memory/decisions.md",
+        "docs/memory/decisions.md.bak",
+    ]
+    selected = [path for path in candidates if re.search(hook["files"], path)]
+
+    assert selected == candidates[:4]
 
 
 # --- the plain git hook in hooks/ ------------------------------------------------------------

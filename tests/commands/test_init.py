@@ -195,7 +195,7 @@ def test_the_pre_commit_config_uses_hooks_this_project_defines(tmp_path: Path) -
     [repo] = config["repos"]
     assert (repo["repo"], repo["rev"]) == (HOOKS_REPO, f"v{__version__}")
     used = [hook["id"] for hook in repo["hooks"]]
-    assert used == ["memento-plan", "memento-map", "memento-notes"]
+    assert used == ["memento-plan", "memento-map", "memento-notes", "memento-memory"]
     assert set(used) <= {hook["id"] for hook in defined}
 
 
