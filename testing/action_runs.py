@@ -181,6 +181,17 @@ def edit_event(issue: Mapping[str, Any], body: str, *, editor: str = "alice") ->
     }
 
 
+def tick_box(body: str, control: str) -> str:
+    """The dashboard ``body`` with the box of ``control`` (pause, resume, ...) ticked, as a
+    person ticking it in the browser leaves it."""
+    from memento_gh.github import render
+
+    box = render.marker(render.CONTROL_KIND, control)
+    ticked = body.replace(f"- [ ] {box}", f"- [x] {box}")
+    assert ticked != body, f"the dashboard has no {control} box"
+    return ticked
+
+
 def _outputs(path: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in _read(path).splitlines():

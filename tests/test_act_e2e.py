@@ -21,7 +21,6 @@ import pytest
 
 from memento_gh.commands.init import WORKFLOW, support_scaffold
 from memento_gh.docs.notes import parse_notes
-from memento_gh.github import render
 from memento_gh.github.sync import GitHub
 from memento_gh.plan.scanner import parse
 from testing.act import (
@@ -32,6 +31,7 @@ from testing.act import (
     repository_with_origin,
     run_workflow,
 )
+from testing.action_runs import tick_box
 from testing.agents import SCRIPTED, write_script
 from testing.fake_github import FakeGitHub
 from testing.repos import git
@@ -177,9 +177,7 @@ def test_a_project_lives_through_the_real_workflow(tmp_path: Path, github: FakeG
 
     # A box ticked in the dashboard issue pauses the plan; the body goes back unticked.
     [dashboard] = project.issues("memento:dashboard")
-    pause = render.marker(render.CONTROL_KIND, "pause")
-    ticked = dashboard["body"].replace(f"- [ ] {pause}", f"- [x] {pause}")
-    assert ticked != dashboard["body"]
+    ticked = tick_box(dashboard["body"], "pause")
     person = GitHub(github.url, DEFAULT_TOKEN, DEFAULT_REPOSITORY, pace=False)
     person.edit_issue(dashboard["number"], body=ticked)
     edited = {**dashboard, "body": ticked}

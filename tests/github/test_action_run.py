@@ -13,7 +13,7 @@ from memento_gh.docs import memory
 from memento_gh.docs.notes import parse_notes
 from memento_gh.github import render
 from memento_gh.github.sync import GitHub
-from testing.action_runs import ActionProject, comment_event, edit_event
+from testing.action_runs import ActionProject, comment_event, edit_event, tick_box
 from testing.fake_github import FakeGitHub
 from testing.repos import clone, commit_all, git
 from testing.ticks import good, one_phase, plan_of, wrong
@@ -174,9 +174,7 @@ def test_a_ticked_dashboard_box_pauses_the_plan_and_the_body_is_rendered_unticke
     project.script({"T-101": good("T-101")})
     project.run("schedule")
     [dashboard] = project.memento_issues("dashboard")
-    pause = render.marker(render.CONTROL_KIND, "pause")
-    ticked = dashboard["body"].replace(f"- [ ] {pause}", f"- [x] {pause}")
-    assert ticked != dashboard["body"]
+    ticked = tick_box(dashboard["body"], "pause")
     person(github).edit_issue(dashboard["number"], body=ticked)
     result = project.run("issues", edit_event(dashboard, ticked))
     assert result.code == 0, result.said
@@ -192,8 +190,7 @@ def test_a_box_ticked_by_someone_without_write_access_does_nothing(
     project.script({"T-101": good("T-101")})
     project.run("schedule")
     [dashboard] = project.memento_issues("dashboard")
-    pause = render.marker(render.CONTROL_KIND, "pause")
-    ticked = dashboard["body"].replace(f"- [ ] {pause}", f"- [x] {pause}")
+    ticked = tick_box(dashboard["body"], "pause")
     github.set_permission("mallory", "read")
     result = project.run("issues", edit_event(dashboard, ticked, editor="mallory"))
     assert result.outputs["outcome"] == "untrusted"
