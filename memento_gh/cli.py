@@ -88,6 +88,12 @@ def _add_tick(commands: Subcommands) -> None:
         description="Run one tick on this repository. The agent only edits files; memento "
         "checks the change, runs the task's verify command and commits or rolls back.",
     )
+    add_tick_options(parser)
+    parser.set_defaults(command="tick")
+
+
+def add_tick_options(parser: argparse.ArgumentParser) -> None:
+    """The options of one tick, shared by ``tick`` and the loop of ``run``."""
     parser.add_argument(
         "--agent",
         default=os.environ.get("MEMENTO_AGENT") or None,
@@ -101,11 +107,27 @@ def _add_tick(commands: Subcommands) -> None:
         help="the agent's command line, with {prompt_file}, {task_id} and {repo} "
         "(default: $MEMENTO_AGENT_CMD)",
     )
-    parser.add_argument("--worker-id", help="name of this worker (default: hostname-pid)")
+    parser.add_argument(
+        "--worker-id",
+        default=os.environ.get("MEMENTO_WORKER_ID") or None,
+        help="name of this worker in claims and commits (default: $MEMENTO_WORKER_ID, "
+        "else hostname-pid)",
+    )
     parser.add_argument(
         "--max-tasks", type=int, metavar="N", help="tasks this tick may run (default: Meta)"
     )
-    parser.set_defaults(command="tick")
+    parser.add_argument(
+        "--push",
+        action="store_true",
+        help="share the current branch with other workers through its remote: fetch first, "
+        "push each claim before the agent starts and each result after it",
+    )
+    parser.add_argument(
+        "--remote",
+        default="origin",
+        metavar="NAME",
+        help="the remote --push shares the branch through (default: origin)",
+    )
 
 
 def _add_demo(commands: Subcommands) -> None:

@@ -28,7 +28,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from memento_gh.errors import UserError
-from memento_gh.workspace import GitError, Workspace
+from memento_gh.workspace import GitError, NetworkError, Workspace
 
 # The identity GitHub shows with its own avatar for commits made by a workflow's token.
 BOT_NAME = "github-actions[bot]"
@@ -36,6 +36,10 @@ BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 
 BACKOFF_BASE = 1.0  # seconds before the second push attempt, at most
 BACKOFF_CAP = 20.0  # the longest wait between two attempts
+WORKER_BACKOFF_BASE = 0.1  # the same for workers sharing a branch, who race all the time
+WORKER_BACKOFF_CAP = 2.0
+#: How often a worker tries to land one claim or result before it gives up for this tick.
+WORKER_ATTEMPTS = 30
 
 # Every command: no hooks (an agent may have planted one in .git/hooks), no fsmonitor command.
 _SAFE_OPTIONS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false")
@@ -80,12 +84,20 @@ class PushResult(NamedTuple):
     reason: str  # "" when pushed; otherwise why not, as a sentence to record
 
 
-def jittered_backoff(attempt: int) -> float:
+def jittered_backoff(
+    attempt: int, *, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP
+) -> float:
     """Seconds to wait after failed attempt ``attempt`` (1, 2, ...): exponential from
-    ``BACKOFF_BASE``, at most ``BACKOFF_CAP``, drawn from the upper half of that window so
-    that workers rejected together do not retry together, and none retries at once."""
-    window = min(BACKOFF_CAP, BACKOFF_BASE * 2.0 ** max(attempt - 1, 0))
+    ``base``, at most ``cap``, drawn from the upper half of that window so that workers
+    rejected together do not retry together, and none retries at once."""
+    window = min(cap, base * 2.0 ** max(attempt - 1, 0))
     return window / 2 + random.uniform(0.0, window / 2)
+
+
+def worker_backoff(attempt: int) -> float:
+    """The wait between two tries of a worker sharing a branch: a rejection there only means
+    that another worker pushed a moment before, so the first retries come quickly."""
+    return jittered_backoff(attempt, base=WORKER_BACKOFF_BASE, cap=WORKER_BACKOFF_CAP)
 
 
 def remote_auth_env(token: str | None, remote_url: str) -> dict[str, str]:
@@ -228,6 +240,125 @@ def push(
         f"the push to {remote}/{branch} was rejected {attempts} times ({last}): the branch "
         "kept moving; nothing was pushed, the next run tries again",
     )
+
+
+class SharedBranch:
+    """A branch several workers commit to, each in its own clone, with the remote's branch
+    as the one lock they share: a push lands only on the tip it was made on, so of two
+    workers that claim a task at once exactly one lands, and the other, rejected, fetches
+    and decides again (``engine/tick.py`` does the deciding; this does the git).
+
+    ``sync`` starts a tick from the remote's tip, after pushing any local commit (a human's)
+    the remote lacks. ``publish`` pushes the tick's commits once; ``refresh`` drops them for
+    the remote's tip after a rejection, for the tick to make them again on top of it."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        branch: str,
+        remote: str = "origin",
+        token: str | None = None,
+        attempts: int = WORKER_ATTEMPTS,
+        backoff: Callable[[int], float] = worker_backoff,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.top = _work_tree(root)
+        _check_branch_name(self.top, branch)
+        self.branch = branch
+        self.remote = remote
+        self.token = token
+        self.attempts = attempts
+        self.backoff = backoff
+        self.sleep = sleep
+        self.fetch_url = _remote_url(self.top, remote)
+        self.push_url = _remote_url(self.top, remote, push=True)
+
+    @classmethod
+    def for_current_branch(cls, root: Path, *, remote: str = "origin") -> SharedBranch:
+        """The branch checked out in ``root``, shared through ``remote``."""
+        branch = Workspace(root).current_branch()
+        if branch is None:
+            raise UserError(
+                f"{root}: HEAD is detached; check out the branch the workers share "
+                "(`git switch <branch>`) before ticking with --push"
+            )
+        return cls(root, branch=branch, remote=remote)
+
+    @property
+    def upstream(self) -> str:
+        return _tracking(self.remote, self.branch)
+
+    def sync(self) -> str:
+        """Bring the local branch to the remote's tip: local commits the remote lacks are
+        pushed first (rebased onto it, as ``push`` does; a conflict is a ``UserError``), so
+        none is lost. Returns one line saying what was done."""
+        _refuse_rebase_in_progress(self.top)
+        if not self._fetch():
+            return f"{self.remote}/{self.branch} does not exist yet; the first push creates it"
+        head = _head(self.top)
+        if head is not None and not _contains(self.top, self.upstream, head):
+            pushed = push(
+                self.top,
+                branch=self.branch,
+                remote=self.remote,
+                token=self.token,
+                backoff=self.backoff,
+                sleep=self.sleep,
+            )
+            if not pushed.pushed:
+                raise UserError(
+                    f"the local commits on {self.branch} could not be pushed: {pushed.reason}. "
+                    f"Rebase them onto {self.remote}/{self.branch} by hand, then tick again"
+                )
+            return f"pushed the local commits to {self.remote}/{self.branch}"
+        self._move_to_upstream()
+        return f"at {self.remote}/{self.branch} ({_short(self.top, 'HEAD')})"
+
+    def refresh(self) -> None:
+        """Fetch, and reset the branch and the work tree to the remote's tip, dropping the
+        local commits not published (the engine's own: ``sync`` pushed everybody else's).
+        The work tree must be clean; untracked files git does not track stay."""
+        if self._fetch():
+            self._move_to_upstream()
+
+    def publish(self) -> bool:
+        """Push HEAD once, fast-forward only: True when the remote branch now holds it,
+        False when the branch had moved (another worker pushed first)."""
+        head = _head(self.top)
+        if head is None or _contains(self.top, self.upstream, head):
+            return True
+        landed = not _try_push(self.top, self.remote, self.push_url, self.token, self.branch)
+        if landed:
+            _check(self.top, "update-ref", self.upstream, head)
+        return landed
+
+    def wait(self, attempt: int) -> None:
+        """Pause after failed attempt ``attempt`` (1, 2, ...), before trying again."""
+        self.sleep(self.backoff(attempt))
+
+    def _fetch(self) -> bool:
+        """Fetch the branch; False when the remote has no such branch."""
+        done = _git(
+            self.top,
+            *_NETWORK_OPTIONS,
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--recurse-submodules=no",
+            self.remote,
+            f"+refs/heads/{self.branch}:{self.upstream}",
+            env=remote_auth_env(self.token, self.fetch_url),
+        )
+        if done.returncode == 0:
+            return True
+        if "couldn't find remote ref" in os.fsdecode(done.stderr).lower():
+            return False
+        raise _network_failure("fetch from", self.remote, self.fetch_url, done, self.token)
+
+    def _move_to_upstream(self) -> None:
+        if _head(self.top) != _output(self.top, "rev-parse", "-q", "--verify", self.upstream):
+            _check(self.top, "reset", "-q", "--hard", self.upstream)
 
 
 # -- the steps ------------------------------------------------------------------------------
@@ -485,7 +616,7 @@ def _network_failure(
             "Pass a token that may read and push to the repository (in a workflow: "
             "`permissions: contents: write` and the github-token input)"
         )
-    return GitError(
+    return NetworkError(
         f"could not {action} {where}: {reason}. Check the remote's URL (`git remote -v`) "
         "and the network"
     )

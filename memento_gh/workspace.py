@@ -66,6 +66,10 @@ class GitError(UserError):
     """A git command failed in a repository that exists (the circuit breaker's "git failure")."""
 
 
+class NetworkError(GitError):
+    """Git could not reach the remote: the repository itself is fine, so no reason to pause."""
+
+
 class _Repository(NamedTuple):
     top: Path | None  # the work tree's top; None in a bare repository
     common_dir: Path  # where config, hooks/ and info/ live (shared by worktrees)
@@ -352,6 +356,34 @@ class Workspace:
         present = [path for path in paths if _exists(self.root, path)]
         if present:
             self._git("add", "-A", "--", *present)
+
+    def change_between(self, old: str, new: str, paths: Sequence[str]) -> bytes:
+        """The change from commit ``old`` to commit ``new`` in ``paths``, as a patch that
+        ``apply_change`` takes (binary files included)."""
+        if not paths:
+            return b""
+        return self._git("diff", "--binary", "--no-color", "--no-ext-diff", old, new, "--", *paths)
+
+    def apply_change(self, patch: bytes) -> bool:
+        """Apply ``patch`` to the work tree and the index, whole or not at all: False (and
+        nothing changed) when it does not fit the files as they are."""
+        if not patch:
+            return True
+        status, _, _ = self._try_git("apply", "--index", "--whitespace=nowarn", stdin=patch)
+        return status == 0
+
+    def subjects_since(self, base: str) -> list[str] | None:
+        """The subjects of the commits on HEAD since ``base``, newest first; None when
+        ``base`` is not in HEAD's history."""
+        status, _, _ = self._try_git("merge-base", "--is-ancestor", base, "HEAD")
+        if status != 0:
+            return None
+        out = self._git("log", "--format=%s", f"{base}..HEAD")
+        return os.fsdecode(out).splitlines()
+
+    def reset_hard(self, sha: str) -> None:
+        """Move the branch, index and work tree to ``sha`` (untracked files stay)."""
+        self._git("reset", "-q", "--hard", sha)
 
     def reset_soft(self, sha: str) -> None:
         """Move the branch back to ``sha`` and keep the undone commits' changes in the tree

@@ -13,20 +13,7 @@ from memento_gh.layout import Layout, display
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
-    if not layout.plan.exists():
-        raise UserError(f"{display(layout.plan)}: no plan here; run `memento init` first")
-    agent = args.agent or ("command" if args.agent_cmd else None)
-    if agent is None:
-        raise UserError(
-            "no agent chosen; pass --agent claude|codex|aider|gemini|openclaw, or "
-            "--agent-cmd 'your-agent {prompt_file}' (or set MEMENTO_AGENT / MEMENTO_AGENT_CMD)"
-        )
-    config = TickConfig(
-        agent=agent,
-        agent_cmd=args.agent_cmd,
-        worker_id=args.worker_id or "",
-        max_tasks=args.max_tasks,
-    )
+    config = tick_config(args, layout)
     # A cancelled CI job or `kill` sends SIGTERM: unwind like Ctrl-C, so the agent's process
     # group is killed and the next tick finds the running-marker and recovers.
     signal.signal(signal.SIGTERM, _interrupt)
@@ -37,6 +24,32 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     result = run_tick(layout, config)
     print(f"tick: {result.status} — {result.message}")
     return 0
+
+
+def tick_config(args: argparse.Namespace, layout: Layout) -> TickConfig:
+    """The tick the options of ``cli.add_tick_options`` ask for, checked."""
+    if not layout.plan.exists():
+        raise UserError(f"{display(layout.plan)}: no plan here; run `memento init` first")
+    agent = args.agent or ("command" if args.agent_cmd else None)
+    if agent is None:
+        raise UserError(
+            "no agent chosen; pass --agent claude|codex|aider|gemini|openclaw, or "
+            "--agent-cmd 'your-agent {prompt_file}' (or set MEMENTO_AGENT / MEMENTO_AGENT_CMD)"
+        )
+    if args.max_tasks is not None and args.max_tasks < 1:
+        raise UserError(f"--max-tasks must be at least 1, not {args.max_tasks}")
+    shared = None
+    if args.push:
+        from memento_gh.remote import SharedBranch
+
+        shared = SharedBranch.for_current_branch(layout.root, remote=args.remote)
+    return TickConfig(
+        agent=agent,
+        agent_cmd=args.agent_cmd,
+        worker_id=args.worker_id or "",
+        max_tasks=args.max_tasks,
+        shared=shared,
+    )
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

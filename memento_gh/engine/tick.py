@@ -14,7 +14,7 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from memento_gh import files
 from memento_gh.docs import status_log
@@ -38,7 +38,14 @@ from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, 
 from memento_gh.plan.scanner import no_cyclic_gc, parse
 from memento_gh.plan.validate import check_plan_text
 from memento_gh.plan.values import format_time
-from memento_gh.workspace import FileChange, GitError, TreeStatus, Workspace, start_status
+from memento_gh.workspace import (
+    FileChange,
+    GitError,
+    NetworkError,
+    TreeStatus,
+    Workspace,
+    start_status,
+)
 
 if TYPE_CHECKING:
     from memento_gh.docs.notes import Note
@@ -57,11 +64,24 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
+class SharedBranch(Protocol):
+    """The branch a pool of workers shares through a remote (``remote.SharedBranch``)."""
+
+    attempts: int
+
+    def sync(self) -> str: ...
+    def refresh(self) -> None: ...
+    def publish(self) -> bool: ...
+    def wait(self, attempt: int) -> None: ...
+
+
 class TickConfig(NamedTuple):
     agent: str = "command"
     agent_cmd: str | None = None
     worker_id: str = ""
     max_tasks: int | None = None
+    #: Set when other workers share the branch: claims and results are pushed through it.
+    shared: SharedBranch | None = None
 
 
 class TaskOutcome(NamedTuple):
@@ -128,6 +148,7 @@ class _Claim(NamedTuple):
     task: Task
     text: str
     block: str  # the task's lines in the claimed plan, for the prompt
+    commit: str | None = None  # the claim's commit, on a shared branch
 
 
 class _Attempt(NamedTuple):
@@ -179,6 +200,11 @@ class _Tick:
         self.keep: list[str] | None = None
         self.child_env: dict[str, str] | None = None
         self.run_tag = os.urandom(16).hex()
+        #: On a shared branch: a commit the remote has, after which every local commit is
+        #: this tick's own (what a tick that dies leaves for the next one to drop), and the
+        #: claim this tick holds there.
+        self.base: str | None = None
+        self.claim_value: str | None = None
         self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
 
     # -- the tick ---------------------------------------------------------------------------
@@ -191,28 +217,39 @@ class _Tick:
             if self._recover_dead_tick():
                 pending.close()
                 pending = self.workspace.start_status()
+            if self.config.shared is not None:
+                # The tree must be clean before the branch moves to the remote's tip.
+                self._require_clean_tree(pending.result())
+                self._sync()
             plan = self._validated_plan()
             mode = plan.settings.tick_mode
             if mode != "auto":
                 return self._skip(f"Tick skipped: mode={mode}")
-            self._require_clean_tree(pending.result())
+            if self.config.shared is None:
+                self._require_clean_tree(pending.result())
         finally:
             pending.close()
         # From here until the tick ends, whatever differs from HEAD is this tick's unfinished
         # work: the marker tells the next tick to roll it back if this one dies.
         self._mark_running(None)
-        plan = self._reset_stale_claims(plan)
+        if self.config.shared is None:
+            plan = self._reset_stale_claims(plan)  # on a shared branch, with each claim
         reason = breaker.disk_reason(plan.settings, _free_disk(self.root))
         if reason:
             self._trip_breaker(reason)
+            self._publish(lambda: self._trip_breaker(reason))
             self._clear_running_marker()
             return TickResult("ran", None, (), f"circuit breaker: {reason}")
         try:
             self._run_tasks(plan)
+        except NetworkError:
+            raise  # the remote is out of reach, the repository is fine: nothing to pause
         except GitError as error:
             self._git_failed(error)
             raise
-        self._after_tasks()
+        if self.outcomes:
+            self._after_tasks()
+            self._publish(self._after_tasks)
         self._clear_running_marker()
         return self._result()
 
@@ -223,6 +260,8 @@ class _Tick:
         the attempt, as for a tick that died."""
         try:
             self._trip_breaker(f"git failed: {error}")
+            if self.config.shared is not None:
+                self.config.shared.publish()  # once: the next tick drops it if not pushed
         except (GitError, OSError):
             self.say("could not record the circuit breaker trip; the plan file says paused")
 
@@ -230,18 +269,26 @@ class _Tick:
         limit = self.config.max_tasks or plan.settings.max_tasks_per_tick
         tried: set[str] = set()
         while len(self.outcomes) < limit:
-            decision = schedule.pick(plan, skip=tried)
-            if decision.task is None:
-                if not self.outcomes:
-                    self._announce_rest(decision)
+            claim = self._take_shared(tried) if self.config.shared else self._take_local(tried)
+            if claim is None:
                 break
-            if self.outcomes and not self._fits_budget(decision.task, plan.settings):
+            tried.add(claim.task.id)
+            self.outcomes.append(self._run_task(claim))
+            if self._plan().settings.tick_mode != "auto":
                 break
-            tried.add(decision.task.id)
-            self.outcomes.append(self._run_task(decision.task))
-            plan = self._plan()
-            if plan.settings.tick_mode != "auto":
-                break
+
+    def _take_local(self, tried: set[str]) -> _Claim | None:
+        """Pick the next task and claim it, uncommitted: nobody else ticks this clone."""
+        plan = self._plan()
+        decision = schedule.pick(plan, skip=tried)
+        if decision.task is None:
+            if not self.outcomes:
+                self._announce_rest(decision)
+            return None
+        if self.outcomes and not self._fits_budget(decision.task, plan.settings):
+            return None
+        self._announce_task(decision.task)
+        return self._claim(decision.task)
 
     def _fits_budget(self, task: Task, settings: Settings) -> bool:
         """A tick must end before its claims look stale, so it starts another task only
@@ -262,17 +309,21 @@ class _Tick:
 
     # -- one task ---------------------------------------------------------------------------
 
-    def _run_task(self, task: Task) -> TaskOutcome:
-        tick = self._tick_number()
-        self.say(f"Tick #{tick:03d}: {task.title}")
-        claimed = self._claim(task)
+    def _announce_task(self, task: Task) -> None:
+        self.say(f"Tick #{self._tick_number():03d}: {task.title}")
+
+    def _run_task(self, claimed: _Claim) -> TaskOutcome:
         checkpoint("claimed", self.environ)
+        task = claimed.task
         attempt = self._attempt(task, claimed)
         checkpoint("attempted", self.environ)
         if not attempt.violations and attempt.verify and attempt.verify.exit_code == 0:
             outcome = self._succeed(task, attempt)
         else:
             outcome = self._fail(task, attempt)
+        if self.config.shared is not None:
+            outcome = self._publish_result(claimed, attempt, outcome)
+            self.claim_value = None
         self._mark_running(None)
         self.say(f"  {outcome.outcome}: {outcome.message}")
         return outcome
@@ -402,6 +453,201 @@ class _Tick:
             lessons=self._lessons(task, settings),
             max_diff_lines=settings.max_diff_lines,
         )
+
+    # -- a branch shared with other workers -------------------------------------------------
+    #
+    # Each worker ticks in its own clone; the remote's branch is the lock. A claim is a
+    # commit pushed before the agent starts: a rejected push means another worker moved the
+    # branch first, so the tick drops its commits for the remote's tip and decides again.
+    # A result is made the same way, and on a rejection made again on the new tip (the
+    # bookkeeping from the files as they are there, the agent's change as a patch), so that
+    # no worker's bookkeeping overwrites another's.
+
+    def _sync(self) -> None:
+        shared = self.config.shared
+        assert shared is not None
+        self.say(f"Shared branch: {shared.sync()}")
+        self._forget_files()
+
+    def _refresh(self) -> None:
+        """Drop the local commits not published and stand on the remote's tip."""
+        shared = self.config.shared
+        assert shared is not None
+        shared.refresh()
+        self._forget_files()
+
+    def _forget_files(self) -> None:
+        """The branch moved under the tick: what it knew of the files is void."""
+        self.current, self.current_text, self.unapplied = None, "", ()
+        self.head = self.base = self.workspace.head()
+        self.known = set()
+
+    def _publish(self, redo: Callable[[], object]) -> bool:
+        """Push the bookkeeping just committed; on each rejection, move to the remote's tip
+        and ``redo`` it there. False when the branch kept moving (the commits are dropped)."""
+        shared = self.config.shared
+        if shared is None:
+            return True
+        for attempt in range(1, shared.attempts + 1):
+            if shared.publish():
+                self.base = self.head
+                return True
+            shared.wait(attempt)
+            self._refresh()
+            redo()
+        self._refresh()
+        self.say("The branch kept moving: this tick's bookkeeping was not pushed")
+        return False
+
+    def _take_shared(self, tried: set[str]) -> _Claim | None:
+        """Pick a task on the remote's tip and push the claim; a rejected push means another
+        worker moved the branch: start again from its new tip."""
+        shared = self.config.shared
+        assert shared is not None
+        for attempt in range(1, shared.attempts + 1):
+            if attempt > 1:
+                shared.wait(attempt - 1)
+                self._refresh()
+            plan = self._plan()
+            if plan.settings.tick_mode != "auto":
+                return None
+            plan = self._reset_stale_claims(plan)
+            decision = schedule.pick(plan, skip=tried)
+            task = decision.task
+            claim = None
+            if task is None:
+                if not self.outcomes:
+                    self._announce_rest(decision)
+            elif not self.outcomes or self._fits_budget(task, plan.settings):
+                if not self.outcomes:
+                    self.tick_number = None  # each claim takes the next number on the branch
+                claim = self._claim_shared(task)
+            if shared.publish():
+                self.base = self.head
+                if claim is not None:
+                    self._announce_task(claim.task)
+                return claim
+        self._refresh()
+        self.say("The branch kept moving: no task could be claimed this tick")
+        return None
+
+    def _claim_shared(self, task: Task) -> _Claim:
+        """Commit the claim: [~], who and when, and the tick's number in the Meta."""
+        tick = self._tick_number()
+        self.claim_value = f"{format_time(self.clock())} {self.config.worker_id}"
+        # The marker first: a tick that dies after the push leaves a claim its marker names.
+        self._mark_running(task.id)
+        checkpoint("marked", self.environ)
+        plan = self._plan()
+        edits = [
+            editor.set_status(plan, task.id, RUNNING),
+            editor.set_field(plan, task.id, "claimed", self.claim_value),
+        ]
+        if plan.settings.total_ticks < tick:
+            edits.append(editor.set_meta(plan, "total_ticks", str(tick)))
+        claimed_plan = self._write_plan(plan, edits)
+        sha = self._commit(
+            f"memento: claim {task.id} {task.description}".rstrip()
+            + "\n\n"
+            + self._trailers(task.id),
+            self._bookkeeping_paths(),
+        )
+        claimed = claimed_plan.task(task.id) or task
+        block = "\n".join(self.current_text.splitlines()[claimed.line : claimed.end + 1])
+        return _Claim(claimed, self.current_text, block, sha)
+
+    def _publish_result(
+        self, claim: _Claim, attempt: _Attempt, outcome: TaskOutcome
+    ) -> TaskOutcome:
+        """Push the task's result; on each rejection make it again on the remote's new tip,
+        as long as the claim there is still this tick's."""
+        shared = self.config.shared
+        assert shared is not None and claim.commit is not None
+        task = claim.task
+        paths = [c.path for c in attempt.changes] + [
+            c.old_path for c in attempt.changes if c.old_path
+        ]
+        for number in range(1, shared.attempts + 1):
+            if shared.publish():
+                self.base = self.head
+                return outcome
+            shared.wait(number)
+            patch = b""
+            if outcome.outcome == "success" and outcome.commit:
+                patch = self.workspace.change_between(claim.commit, outcome.commit, paths)
+            self._refresh()
+            held = self._plan().task(task.id)
+            if held is None or held.marker != RUNNING or held.claimed != task.claimed:
+                return self._claim_lost(task)
+            if outcome.outcome != "success":
+                outcome = self._fail(task, attempt)
+            elif self.workspace.apply_change(patch):
+                outcome = self._succeed(task, attempt)
+            else:
+                clash = f"its change no longer applies to {', '.join(paths[:5])}"
+                attempt = attempt._replace(
+                    violations=(clash + ": another task changed them since the claim",),
+                    verify=None,
+                )
+                outcome = self._fail(task, attempt)
+        self._refresh()
+        return TaskOutcome(
+            task.id,
+            "unpublished",
+            None,
+            "the branch kept moving, so the result was not pushed; the claim goes stale and "
+            "the task runs again",
+        )
+
+    def _claim_lost(self, task: Task) -> TaskOutcome:
+        """The claim was reset (it looked stale) while the agent worked: the result is
+        dropped, for the task's next run is someone else's."""
+        line = (
+            f"{task.id}: the result of {self.config.worker_id} was dropped, its claim was "
+            "reset meanwhile (stale_lock_timeout too short for the task?)"
+        )
+
+        def record() -> None:
+            self._append_event(line)
+            self._commit(f"memento: {task.id} claim lost", self._bookkeeping_paths())
+
+        record()
+        self._publish(record)
+        return TaskOutcome(task.id, "lost", None, line)
+
+    def _recover_shared(self, found: Mapping[str, object]) -> None:
+        """A tick on a shared branch died: drop the commits it never pushed, and when the
+        remote still shows its claim, count that attempt as failed there."""
+        base, claim = found.get("base"), found.get("claim")
+        if isinstance(base, str):
+            subjects = self.workspace.subjects_since(base)
+            if subjects and all(subject.startswith("memento: ") for subject in subjects):
+                self.workspace.reset_hard(base)
+        self._sync()
+        task_id = found.get("task")
+        task = self._plan().task(task_id) if isinstance(task_id, str) else None
+        if task is None or task.marker != RUNNING or task.claimed is None:
+            return
+        if task.claimed.render() != claim:
+            return
+        self.say(f"Recovered from a tick that died while running {task.id}")
+        died = _Attempt(
+            ("the previous tick died while running this task",), None, None, (), self.clock()
+        )
+        self.tick_number = None  # the failure is recorded under the next number
+
+        def record() -> None:
+            self._fail(task, died)
+
+        record()
+        self._publish(record)
+        self.tick_number = None  # and this tick, if it runs a task, takes the one after
+
+    def _trailers(self, task_id: str) -> str:
+        lines = [f"Memento-Task: {task_id}", f"Memento-Tick: {self._tick_number()}"]
+        if self.config.shared is not None:
+            lines.append(f"Memento-Worker: {self.config.worker_id}")
+        return "".join(line + "\n" for line in lines)
 
     # -- memory -----------------------------------------------------------------------------
 
@@ -544,10 +790,10 @@ class _Tick:
     # -- bookkeeping ------------------------------------------------------------------------
 
     def _succeed(self, task: Task, attempt: _Attempt) -> TaskOutcome:
-        tick = self._tick_number()
         message = (
             f"memento: complete {task.id} {task.description}".rstrip()
-            + f"\n\nMemento-Task: {task.id}\nMemento-Tick: {tick}\n"
+            + "\n\n"
+            + self._trailers(task.id)
         )
         # The edits go on the plan as it was before the claim (unless the claimed plan had to
         # be read back): they undo the claim (its line goes, the marker is set again), so
@@ -612,7 +858,7 @@ class _Tick:
             self._append_event(status_log.emergency_stash(report.stash))
         sha = self._commit(
             f"memento: {task.id} {outcome} (retry {retries}/{max_retries})\n\n"
-            f"Memento-Task: {task.id}\nMemento-Tick: {self._tick_number()}\n",
+            + self._trailers(task.id),
             self._bookkeeping_paths(),
         )
         if report.left:
@@ -625,7 +871,9 @@ class _Tick:
     def _counter_edits(
         self, plan: Plan, *, completed: int | None = None, failed_ticks: int | None = None
     ) -> list[editor.Edit]:
-        values = {"total_tasks": str(len(plan.tasks)), "total_ticks": str(self._tick_number())}
+        # Another worker's claim may have numbered a later tick meanwhile: never go back.
+        ticks = max(self._tick_number(), plan.settings.total_ticks)
+        values = {"total_tasks": str(len(plan.tasks)), "total_ticks": str(ticks)}
         if completed is not None:
             values["completed_tasks"] = str(completed)
         if failed_ticks is not None:
@@ -663,8 +911,6 @@ class _Tick:
         )
 
     def _after_tasks(self) -> None:
-        if not self.outcomes:
-            return
         reason = breaker.breaker_reason(self._plan(), None)
         if reason:
             self._trip_breaker(reason)
@@ -695,6 +941,10 @@ class _Tick:
             if groups:
                 self.say(f"Stopped {len(groups)} process group(s) the dead tick left running")
         report = self.workspace.rollback(self._cleanup_keep(), label="dead-tick")
+        if self.config.shared is not None:
+            self._recover_shared(found)
+            marker.unlink(missing_ok=True)
+            return True
         plan = self._reload()
         task = plan.task(task_id) if isinstance(task_id, str) else None
         if task is None or task.marker not in (PENDING, RUNNING):
@@ -922,6 +1172,9 @@ class _Tick:
             "worker": self.config.worker_id,
             "run": self.run_tag,
         }
+        if self.config.shared is not None:
+            marker["base"] = self.base
+            marker["claim"] = self.claim_value if task_id else None
         files.write_atomic(self.scratch / "running.json", json_object(marker))
 
     def _clear_running_marker(self) -> None:

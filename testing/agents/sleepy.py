@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""A fake agent for worker pools: sleep, then write the task's own file.
+
+Usage: ``sleepy.py TASK_ID REPO``. It sleeps ``SLEEPY_SECONDS`` (default 0), writes
+``out/<TASK_ID>.txt`` in REPO, and appends ``start`` and ``end`` lines (task, pid, time) to
+the file ``SLEEPY_LOG`` names, outside every repository: the pool's tests count each
+task's executions, and check which ran at the same time, from that log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def log(event: str, task_id: str) -> None:
+    path = os.environ.get("SLEEPY_LOG")
+    if not path:
+        return
+    line = f"{event} {task_id} {os.getpid()} {time.time():.6f}\n"
+    # One write of a short line to a file opened for appending lands whole, whoever else
+    # appends at the same moment.
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(descriptor, line.encode("utf-8"))
+    finally:
+        os.close(descriptor)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print("usage: sleepy.py TASK_ID REPO", file=sys.stderr)
+        return 2
+    task_id, repo = argv[1], Path(argv[2])
+    log("start", task_id)
+    time.sleep(float(os.environ.get("SLEEPY_SECONDS", "0")))
+    out = repo / "out"
+    out.mkdir(exist_ok=True)
+    (out / f"{task_id}.txt").write_text(f"{task_id} done\n", encoding="utf-8")
+    log("end", task_id)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,311 @@
+"""Ticks on a branch shared with other workers (``TickConfig.shared``): claims pushed before
+the agent runs, results made again on the remote's new tip after a rejected push.
+
+Each test has a bare ``origin`` and clones of it. The races are real: another clone pushes
+(with a real ``memento tick --push`` or a plain commit) at the moment the test chooses, from
+inside ``publish`` of a ``SharedBranch`` whose first pushes run that step first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memento_gh.engine.tick import TickConfig, TickResult, run_tick
+from memento_gh.layout import Layout
+from memento_gh.plan.model import Plan
+from memento_gh.plan.scanner import parse
+from memento_gh.remote import SharedBranch
+from memento_gh.workspace import NetworkError
+from testing.cli import run_memento
+from testing.repos import clone, commit_all, git
+from testing.workers import BRANCH, Pool, pool_plan
+
+FIRST, SECOND, THIRD = "T-1001", "T-1002", "T-1003"
+
+
+class RacingBranch(SharedBranch):
+    """A real shared branch whose ``publish`` runs ``before[n]`` ahead of its n-th push: the
+    other worker's push lands first, exactly between this tick's commit and its push."""
+
+    def __init__(self, root: Path, before: dict[int, Callable[[], None]]) -> None:
+        super().__init__(root, branch=BRANCH, sleep=lambda seconds: None)
+        self.before = before
+        self.pushes = 0
+        self.landed: list[bool] = []
+
+    def publish(self) -> bool:
+        self.pushes += 1
+        step = self.before.get(self.pushes)
+        if step is not None:
+            step()
+        landed = super().publish()
+        self.landed.append(landed)
+        return landed
+
+
+@pytest.fixture
+def pool(tmp_path: Path) -> Pool:
+    return Pool(tmp_path, pool_plan([(3, True)]), 3, agent_seconds=0)
+
+
+def tick(pool: Pool, index: int, branch: SharedBranch | None = None, **env: str) -> TickResult:
+    """One tick in clone ``index`` (0-based), in this process, with the sleepy agent."""
+    root = pool.clones[index]
+    config = TickConfig(
+        agent="command",
+        agent_cmd=pool.agent_command(),
+        worker_id=f"w{index}",
+        shared=branch or SharedBranch(root, branch=BRANCH),
+    )
+    return run_tick(Layout(root), config, environ=pool.env(env), say=lambda line: None)
+
+
+def tick_process(pool: Pool, index: int) -> None:
+    """A whole ``memento tick --push`` in clone ``index``: another worker, for real."""
+    done = run_memento(
+        "tick",
+        "--push",
+        "--worker-id",
+        f"w{index}",
+        "--agent-cmd",
+        pool.agent_command(),
+        cwd=pool.clones[index],
+        env=pool.env(),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def push_edit(pool: Pool, index: int, edit: Callable[[Path], None], message: str) -> None:
+    """Another clone changes files and pushes, as a human or a worker would."""
+    root = pool.clones[index]
+    git(root, "pull", "-q", "--ff-only")
+    edit(root)
+    commit_all(root, message)
+    git(root, "push", "-q", "origin", BRANCH)
+
+
+def remote_plan(pool: Pool) -> Plan:
+    return pool.plan()
+
+
+def marker(plan: Plan, task_id: str) -> str:
+    found = plan.task(task_id)
+    assert found is not None
+    return found.marker
+
+
+def test_a_claim_is_pushed_before_the_agent_runs_and_the_result_after(pool: Pool) -> None:
+    result = tick(pool, 0)
+
+    assert [outcome.task_id for outcome in result.tasks] == [FIRST]
+    history = pool.history()
+    assert [c.subject.split(" ")[1] for c in history.commits[1:]] == ["claim", "complete"]
+    assert {c.worker for c in history.commits[1:]} == {"w0"}
+    plan = remote_plan(pool)
+    assert marker(plan, FIRST) == "x"
+    assert plan.settings.total_ticks == 1
+    assert plan.settings.completed_tasks == 1
+    assert (pool.clones[0] / "out" / f"{FIRST}.txt").exists()
+    assert git(pool.clones[0], "status", "--porcelain") == ""
+
+
+def test_a_lost_claim_race_picks_the_next_task(pool: Pool) -> None:
+    # Worker 1 finishes T-1001 between worker 0's claim commit and its push.
+    branch = RacingBranch(pool.clones[0], {1: lambda: tick_process(pool, 1)})
+
+    result = tick(pool, 0, branch)
+
+    assert [outcome.task_id for outcome in result.tasks] == [SECOND]
+    history = pool.history()
+    assert history.claims() == {FIRST: 1, SECOND: 1}
+    assert history.completions() == {FIRST: 1, SECOND: 1}
+    assert pool.runs() == {FIRST: 1, SECOND: 1}
+    assert [c.worker for c in history.of_kind("memento: complete")] == ["w1", "w0"]
+    plan = remote_plan(pool)
+    assert plan.settings.total_ticks == 2
+    assert plan.settings.completed_tasks == 2
+
+
+def test_a_rejected_result_is_made_again_on_the_new_tip(pool: Pool) -> None:
+    # Worker 1 claims and finishes T-1002 while worker 0's agent works on T-1001.
+    branch = RacingBranch(pool.clones[0], {2: lambda: tick_process(pool, 1)})
+
+    result = tick(pool, 0, branch)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "success")]
+    assert branch.landed[:3] == [True, False, True]  # the claim, the result twice
+    plan = remote_plan(pool)
+    assert (marker(plan, FIRST), marker(plan, SECOND)) == ("x", "x")
+    assert plan.settings.completed_tasks == 2
+    assert plan.settings.total_ticks == 2  # worker 0's tick 1 did not take back tick 2
+    status = pool.show("docs/TICK_STATUS.md")
+    assert FIRST in status and SECOND in status
+    assert pool.show(f"out/{FIRST}.txt") == f"{FIRST} done\n"
+    assert pool.show(f"out/{SECOND}.txt") == f"{SECOND} done\n"
+    assert pool.history().completions() == {FIRST: 1, SECOND: 1}
+
+
+def test_a_result_whose_files_changed_meanwhile_fails_and_keeps_the_other_change(
+    pool: Pool,
+) -> None:
+    def overwrite(root: Path) -> None:
+        (root / "out" / f"{FIRST}.txt").write_text("a human got there first\n")
+
+    branch = RacingBranch(
+        pool.clones[0], {2: lambda: push_edit(pool, 1, overwrite, "a human writes it")}
+    )
+
+    result = tick(pool, 0, branch)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "failed")]
+    assert "no longer applies" in result.tasks[0].message
+    plan = remote_plan(pool)
+    task = plan.task(FIRST)
+    assert task is not None and (task.marker, task.retries) == (" ", 1)
+    assert pool.show(f"out/{FIRST}.txt") == "a human got there first\n"
+    assert git(pool.clones[0], "status", "--porcelain") == ""
+
+
+def test_a_result_whose_claim_was_reset_meanwhile_is_dropped(pool: Pool) -> None:
+    def reset_claim(root: Path) -> None:
+        plan = root / "docs" / "MASTER_PLAN.md"
+        lines = plan.read_text().splitlines(keepends=True)
+        kept = [line for line in lines if "claimed:" not in line]
+        plan.write_text("".join(kept).replace(f"- [~] `{FIRST}`", f"- [ ] `{FIRST}`"))
+
+    branch = RacingBranch(
+        pool.clones[0], {2: lambda: push_edit(pool, 1, reset_claim, "reset the claim")}
+    )
+
+    result = tick(pool, 0, branch)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "lost")]
+    plan = remote_plan(pool)
+    assert marker(plan, FIRST) == " "
+    assert "was dropped" in pool.show("docs/TICK_STATUS.md")
+    assert pool.history().completions() == {}
+    assert git(pool.clones[0], "status", "--porcelain") == ""
+
+
+def test_a_stale_claim_of_a_dead_worker_is_reset_and_run(pool: Pool) -> None:
+    old = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def dead_claim(root: Path) -> None:
+        plan = root / "docs" / "MASTER_PLAN.md"
+        text = plan.read_text().replace(f"- [ ] `{FIRST}`", f"- [~] `{FIRST}`", 1)
+        plan.write_text(
+            text.replace("  - retries: 0\n", f"  - retries: 0\n  - claimed: {old} ghost\n", 1)
+        )
+
+    push_edit(pool, 1, dead_claim, "a worker claimed it and died")
+
+    result = tick(pool, 0)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "success")]
+    subjects = [c.subject for c in pool.history().commits]
+    assert f"memento: reset stale claim on {FIRST}" in subjects
+
+
+def test_a_worker_killed_after_its_claim_landed_fails_that_attempt_on_the_remote(
+    pool: Pool,
+) -> None:
+    crashed = run_memento(
+        "tick",
+        "--push",
+        "--worker-id",
+        "w0",
+        "--agent-cmd",
+        pool.agent_command(),
+        cwd=pool.clones[0],
+        env=pool.env({"MEMENTO_CRASH_AT": "attempted"}),
+    )
+    assert crashed.returncode == -9
+    assert marker(remote_plan(pool), FIRST) == "~"
+
+    result = tick(pool, 0)
+
+    plan = remote_plan(pool)
+    task = plan.task(FIRST)
+    assert task is not None and task.retries == 1
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "success")]
+    assert marker(plan, FIRST) == "x"
+    assert "died while running" in pool.show("docs/TICK_STATUS.md")
+    assert git(pool.clones[0], "status", "--porcelain") == ""
+
+
+def test_a_worker_killed_before_its_claim_landed_leaves_nothing_behind(pool: Pool) -> None:
+    crashed = run_memento(
+        "tick",
+        "--push",
+        "--agent-cmd",
+        pool.agent_command(),
+        cwd=pool.clones[0],
+        env=pool.env({"MEMENTO_CRASH_AT": "marked"}),
+    )
+    assert crashed.returncode == -9
+
+    result = tick(pool, 0)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "success")]
+    task = remote_plan(pool).task(FIRST)
+    assert task is not None and task.retries == 0
+    assert pool.history().claims() == {FIRST: 1}
+
+
+def test_a_humans_local_commit_is_pushed_not_dropped(pool: Pool) -> None:
+    root = pool.clones[0]
+    (root / "NOTES.txt").write_text("mine\n")
+    commit_all(root, "a human's local commit")
+
+    tick(pool, 0)
+
+    assert pool.show("NOTES.txt") == "mine\n"
+    assert "a human's local commit" in [c.subject for c in pool.history().commits]
+
+
+def test_a_sequential_phase_never_runs_two_tasks_at_once(tmp_path: Path) -> None:
+    pool = Pool(tmp_path, pool_plan([(3, False)]), 2, agent_seconds=0)
+    # Worker 1 ticks while worker 0's T-1001 is claimed: the phase is busy.
+    branch = RacingBranch(pool.clones[0], {2: lambda: tick_process(pool, 1)})
+
+    tick(pool, 0, branch)
+
+    history = pool.history()
+    assert history.claims() == {FIRST: 1}
+    assert history.overlaps({FIRST, SECOND, THIRD}) == []
+
+
+def test_an_unreachable_remote_is_a_clear_error_and_pauses_nothing(pool: Pool) -> None:
+    root = pool.clones[0]
+    branch = SharedBranch(root, branch=BRANCH)
+    git(root, "remote", "set-url", "origin", os.fspath(pool.folder / "gone.git"))
+
+    with pytest.raises(NetworkError, match="could not fetch"):
+        tick(pool, 0, branch)
+
+    assert parse((root / "docs" / "MASTER_PLAN.md").read_text()).settings.tick_mode == "auto"
+
+
+def test_tick_push_on_a_detached_head_names_the_fix(pool: Pool) -> None:
+    root = pool.clones[0]
+    git(root, "checkout", "-q", "--detach")
+
+    done = run_memento("tick", "--push", "--agent-cmd", "true", cwd=root, env=pool.env())
+
+    assert done.returncode == 1
+    assert "HEAD is detached" in done.stderr and "git switch" in done.stderr
+
+
+def test_every_worker_history_entry_names_its_worker(tmp_path: Path) -> None:
+    pool = Pool(tmp_path, pool_plan([(2, True)]), 2, agent_seconds=0)
+    tick(pool, 0)
+    tick(pool, 1)
+
+    workers = [c.worker for c in pool.history().commits[1:] if c.task]
+    assert workers == ["w0", "w0", "w1", "w1"]
+    assert clone(pool.origin, tmp_path / "check").exists()
