@@ -130,6 +130,81 @@ def add_tick_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_run(commands: Subcommands) -> None:
+    parser = commands.add_parser(
+        "run",
+        help="tick in a foreground loop, every DURATION, until stopped",
+        description="Run a tick every DURATION in this process, for machines without cron "
+        "(Ctrl-C or SIGTERM stops it). Each tick's line goes to stdout and logs/cron.log; a "
+        "tick that fails on an invalid plan or a dirty tree is reported and the loop goes on.",
+    )
+    _add_every(
+        parser,
+        "time from the start of one tick to the start of the next; 0s runs "
+        "them back to back (e.g. 30s, 5m, 1h)",
+    )
+    parser.add_argument(
+        "--max-ticks", type=_positive, metavar="N", help="stop after N ticks (default: never)"
+    )
+    parser.add_argument(
+        "--until-done",
+        action="store_true",
+        help="stop when no tick can change anything: the plan complete, blocked, out of "
+        "retries, paused or stopped",
+    )
+    add_tick_options(parser)
+    parser.set_defaults(command="run")
+
+
+def _add_schedule(commands: Subcommands) -> None:
+    parser = commands.add_parser(
+        "schedule",
+        help="install, remove or show the crontab line that ticks this repository",
+        description="Manage the line of your crontab that runs `memento tick` for this "
+        "repository (other lines are left as they are).",
+    )
+    actions = parser.add_subparsers(
+        title="actions", dest="action", metavar="ACTION", required=True, parser_class=_Parser
+    )
+    install = actions.add_parser(
+        "install",
+        help="add (or replace) the line: a tick every DURATION",
+        description="Add this repository's line to the crontab, or replace it: `memento "
+        "tick` with the tick options given, every DURATION, its output appended to "
+        "logs/cron.log.",
+    )
+    _add_every(
+        install,
+        "how often cron runs a tick: minutes that divide an hour (1m … 30m) "
+        "or hours that divide a day (1h … 24h)",
+    )
+    add_tick_options(install)
+    actions.add_parser("remove", help="take the line out of the crontab")
+    actions.add_parser("show", help="print the line and when it fires next")
+    for action in actions.choices.values():
+        action.add_argument(
+            "--crontab",
+            metavar="FILE",
+            help="a crontab file to edit instead of yours (default: $MEMENTO_CRONTAB, "
+            "else `crontab -l` / `crontab -`)",
+        )
+    parser.set_defaults(command="schedule")
+
+
+def _add_every(parser: argparse.ArgumentParser, summary: str) -> None:
+    from memento_gh.interval import interval_arg
+
+    parser.add_argument(
+        "--every", type=interval_arg, required=True, metavar="DURATION", help=summary
+    )
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def _add_demo(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "demo",
@@ -319,6 +394,8 @@ ADDERS = (
     _add_validate,
     _add_status,
     _add_tick,
+    _add_run,
+    _add_schedule,
     _add_controls,
     _add_demo,
     _add_memory,
@@ -331,6 +408,8 @@ COMMAND_ADDERS = {
     "status": _add_status,
     "next": _add_status,
     "tick": _add_tick,
+    "run": _add_run,
+    "schedule": _add_schedule,
     **dict.fromkeys(CONTROL_ACTIONS, _add_controls),
     "demo": _add_demo,
     "memory": _add_memory,
@@ -346,6 +425,8 @@ HANDLERS = {
     "status": "memento_gh.commands.status",
     "next": "memento_gh.commands.status",
     "tick": "memento_gh.commands.tick",
+    "run": "memento_gh.commands.run",
+    "schedule": "memento_gh.commands.schedule",
     "demo": "memento_gh.commands.demo",
     "memory": "memento_gh.commands.memory",
     "learn": "memento_gh.commands.memory",

@@ -6,7 +6,7 @@ fields, in UTC; ``workflow_crons`` reads them from a workflow file's text.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, NamedTuple
 
 MACROS = {
@@ -111,6 +111,14 @@ def next_fire(cron: Cron, after: datetime) -> datetime | None:
                 if moment >= start:
                     return moment
     return None
+
+
+def next_fire_in(cron: Cron, after: datetime, zone: tzinfo) -> datetime | None:
+    """``next_fire`` for a schedule kept in ``zone``'s wall-clock time, as a local crontab
+    is kept in the machine's; the answer is in UTC."""
+    wall = after.astimezone(zone).replace(tzinfo=timezone.utc)
+    moment = next_fire(cron, wall)
+    return None if moment is None else moment.replace(tzinfo=zone).astimezone(timezone.utc)
 
 
 def _day_matches(cron: Cron, date: datetime) -> bool:

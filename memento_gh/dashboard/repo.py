@@ -8,9 +8,11 @@ and only ``log`` and ``show``, never a command that changes the repository.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,7 @@ def load(layout: Layout, now: datetime) -> dict[str, Any]:
         errors=sum(1 for problem in problems if problem.severity == ERROR),
         status_text=_optional(layout.status) or "",
         notes_text=_optional(layout.notes) or "",
-        schedules=schedules(layout),
+        schedules=[*schedules(layout), *crontab_schedules(layout, now)],
         alert=_optional(layout.alert),
         now=now,
     )
@@ -96,6 +98,33 @@ def schedules(layout: Layout) -> list[snapshot.Schedule]:
     except yaml.YAMLError:
         return []  # `memento validate` and actionlint report a broken workflow; not our page
     return [snapshot.Schedule(WORKFLOW, line) for line in cron.workflow_crons(workflow)]
+
+
+def crontab_schedules(
+    layout: Layout, now: datetime, environ: Mapping[str, str] = os.environ
+) -> list[snapshot.Schedule]:
+    """This repository's line in the crontab (``memento schedule install``), if there is one;
+    a machine without cron, or a crontab that cannot be read, just has no such schedule."""
+    from memento_gh import crontab
+    from memento_gh.commands.schedule import crontab_for, repo_marker
+    from memento_gh.errors import UserError
+
+    table = crontab_for(None, environ)
+    try:
+        line = crontab.find_line(table.read(), repo_marker(layout))
+    except (UserError, OSError):
+        return []
+    if line is None:
+        return []
+    local = now.astimezone()
+    return [
+        snapshot.Schedule(
+            table.name,
+            crontab.schedule_of(line),
+            local.tzname() or "local",
+            local.tzinfo or timezone.utc,
+        )
+    ]
 
 
 def lock_is_free(layout: Layout, wait: float) -> bool:

@@ -10,7 +10,7 @@ escaped HTML (``markup``); every other string is text the page escapes itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 from typing import Any, NamedTuple
 
 from memento_gh.dashboard import cron, markup
@@ -22,6 +22,7 @@ from memento_gh.plan.values import format_time
 
 #: The timeline shows the newest records only (the engine rotates the log at 50 by default).
 TIMELINE_LIMIT = 200
+_UTC = timezone.utc  # named before Schedule, whose ``timezone`` field hides the module
 
 
 class Schedule(NamedTuple):
@@ -30,6 +31,8 @@ class Schedule(NamedTuple):
     source: str  # ".github/workflows/memento.yml"
     expression: str  # "*/30 * * * *"
     timezone: str = "UTC"
+    #: The clock the fields are read on: GitHub's is UTC, a local crontab's the machine's.
+    zone: tzinfo = _UTC
 
 
 def build(
@@ -79,7 +82,7 @@ def next_tick(schedules: Sequence[Schedule], now: datetime) -> dict[str, Any] | 
     unreadable: list[dict[str, Any]] = []
     for schedule in schedules:
         try:
-            moment = cron.next_fire(cron.parse_cron(schedule.expression), now)
+            moment = cron.next_fire_in(cron.parse_cron(schedule.expression), now, schedule.zone)
         except ValueError as error:
             unreadable.append({**_schedule(schedule), "at": None, "error": str(error)})
             continue

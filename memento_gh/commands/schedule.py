@@ -1,0 +1,203 @@
+"""``memento schedule install|remove|show``: the user's crontab line that ticks this repository.
+
+The text work is ``memento_gh.crontab``'s; this reads and writes the crontab, through
+``crontab -l`` / ``crontab -`` or, when ``--crontab FILE`` or ``$MEMENTO_CRONTAB`` names one,
+a plain file (for tests, and for people who keep their crontab in a file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from memento_gh import crontab, files
+from memento_gh.errors import UserError
+from memento_gh.layout import Layout, display
+
+CRONTAB_VARIABLE = "MEMENTO_CRONTAB"
+NO_CRON = (
+    "the `crontab` command is not installed; install cron (e.g. `sudo apt install cron`), "
+    "or keep `memento run --every 5m` running in the foreground instead"
+)
+#: Tick options whose default comes from no environment variable: left out when unchanged.
+#: The others are written out even when a variable set them, since cron will not have it.
+PLAIN_DEFAULTS = {"remote": "origin"}
+CRONTAB_TIMEOUT = 30
+
+
+class Crontab(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def read(self) -> str: ...
+    def write(self, text: str) -> None: ...
+
+
+class CrontabFile(NamedTuple):
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return display(self.path)
+
+    def read(self) -> str:
+        return files.read_text(self.path) if self.path.exists() else ""
+
+    def write(self, text: str) -> None:
+        files.write_atomic(self.path, text)
+
+
+class UserCrontab(NamedTuple):
+    name: str = "your crontab"
+
+    def read(self) -> str:
+        done = _crontab("-l")
+        if done.returncode != 0:
+            if "no crontab" in done.stderr.lower():
+                return ""  # a user who never had one: as good as empty
+            raise UserError(f"`crontab -l` failed: {_said(done)}; check that cron works for you")
+        return done.stdout
+
+    def write(self, text: str) -> None:
+        done = _crontab("-", text=text)
+        if done.returncode != 0:
+            raise UserError(f"`crontab -` refused the new crontab: {_said(done)}")
+
+
+def _crontab(*args: str, text: str = "") -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["crontab", *args],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=CRONTAB_TIMEOUT,
+        )
+    except FileNotFoundError:
+        raise UserError(NO_CRON) from None
+    except subprocess.TimeoutExpired:
+        raise UserError(
+            f"`crontab {' '.join(args)}` did not answer in {CRONTAB_TIMEOUT}s"
+        ) from None
+
+
+def _said(done: subprocess.CompletedProcess[str]) -> str:
+    return " ".join(done.stderr.split()) or f"exit status {done.returncode}"
+
+
+def crontab_for(chosen: str | None, environ: Mapping[str, str] = os.environ) -> Crontab:
+    """The file ``--crontab`` or ``$MEMENTO_CRONTAB`` names, else the user's crontab."""
+    path = chosen or environ.get(CRONTAB_VARIABLE)
+    return CrontabFile(Path(path)) if path else UserCrontab()
+
+
+def repo_marker(layout: Layout) -> str:
+    return crontab.marker(str(layout.root.resolve()))
+
+
+def run(args: argparse.Namespace, layout: Layout) -> int:
+    table = crontab_for(args.crontab)
+    if args.action == "install":
+        return install(args, layout, table)
+    if args.action == "remove":
+        return remove(layout, table)
+    return show(layout, table)
+
+
+def install(args: argparse.Namespace, layout: Layout, table: Crontab) -> int:
+    line = line_for(args, layout)
+    mark = repo_marker(layout)
+    text = table.read()
+    done = "updated" if crontab.find_line(text, mark) is not None else "installed"
+    table.write(crontab.install_line(text, line, mark))
+    print(f"memento schedule: {done} in {table.name}:\n{line}")
+    print(_next_line(crontab.schedule_of(line)))
+    print(
+        f"Ticks log to {display(layout.logs / 'cron.log')}. cron starts them with a minimal "
+        "environment: make the agent's API key available to it (a KEY=value line in the "
+        "crontab, or a file the agent reads itself)."
+    )
+    return 0
+
+
+def line_for(args: argparse.Namespace, layout: Layout) -> str:
+    """The crontab line ``install`` asks for, its interval and tick options checked."""
+    from memento_gh.commands.tick import tick_config
+
+    tick_config(args, layout)  # a mistake in the tick options shows now, not in cron's mail
+    argv = [*memento_argv(), "--plan-dir", args.plan_dir, "tick", *tick_words(args)]
+    try:
+        expression = crontab.cron_expression(args.every)
+        return crontab.render_line(
+            expression, str(layout.root.resolve()), os.environ.get("PATH", ""), argv
+        )
+    except ValueError as error:
+        raise UserError(str(error)) from None
+
+
+def remove(layout: Layout, table: Crontab) -> int:
+    text = table.read()
+    mark = repo_marker(layout)
+    if crontab.find_line(text, mark) is None:
+        print(f"memento schedule: no memento line for {layout.root.resolve()} in {table.name}")
+        return 0
+    table.write(crontab.remove_line(text, mark))
+    print(f"memento schedule: removed the line for {layout.root.resolve()} from {table.name}")
+    return 0
+
+
+def show(layout: Layout, table: Crontab) -> int:
+    line = crontab.find_line(table.read(), repo_marker(layout))
+    if line is None:
+        print(f"memento schedule: no memento line for {layout.root.resolve()} in {table.name}")
+        return 0
+    print(line)
+    print(_next_line(crontab.schedule_of(line)))
+    return 0
+
+
+def _next_line(expression: str) -> str:
+    from memento_gh.dashboard import cron
+
+    try:
+        parsed = cron.parse_cron(expression)
+    except ValueError as error:
+        return f"next tick: unknown ({error})"
+    now = datetime.now(timezone.utc)
+    local = now.astimezone()
+    moment = cron.next_fire_in(parsed, now, local.tzinfo or timezone.utc)
+    if moment is None:
+        return "next tick: never (the schedule names no date that exists)"
+    return f"next tick: {moment.astimezone(local.tzinfo):%Y-%m-%d %H:%M %Z} (cron's local time)"
+
+
+def memento_argv() -> list[str]:
+    """How cron starts this very memento: the console script beside this Python (a venv's or
+    pipx's), else the module, with absolute paths since cron's PATH knows neither."""
+    # Not resolve(): a venv's python is a symlink out of the venv, whose packages it needs.
+    python = Path(sys.executable).absolute()
+    script = python.with_name("memento")
+    return [str(script)] if script.is_file() else [str(python), "-m", "memento_gh"]
+
+
+def tick_words(args: argparse.Namespace) -> list[str]:
+    """The tick options of ``args`` as words, whether typed or taken from the environment."""
+    from memento_gh.cli import add_tick_options
+
+    options = argparse.ArgumentParser(add_help=False)
+    add_tick_options(options)
+    words: list[str] = []
+    for action in options._actions:
+        value = getattr(args, action.dest, None)
+        if value is None or value is False or PLAIN_DEFAULTS.get(action.dest) == value:
+            continue
+        option = max(action.option_strings, key=len)
+        words += [option] if action.nargs == 0 else [option, str(value)]
+    return words
