@@ -40,6 +40,7 @@ WORKER_BACKOFF_BASE = 0.1  # the same for workers sharing a branch, who race all
 WORKER_BACKOFF_CAP = 2.0
 #: How often a worker tries to land one claim or result before it gives up for this tick.
 WORKER_ATTEMPTS = 30
+URGENT_JITTER = 0.01  # seconds, per attempt so far (at most five): a result's retry
 
 # Every command: no hooks (an agent may have planted one in .git/hooks), no fsmonitor command.
 _SAFE_OPTIONS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false")
@@ -273,6 +274,8 @@ class SharedBranch:
         self.sleep = sleep
         self.fetch_url = _remote_url(self.top, remote)
         self.push_url = _remote_url(self.top, remote, push=True)
+        #: The remote's tip as last fetched or pushed: HEAD there means nothing to push.
+        self.tip: str | None = None
 
     @classmethod
     def for_current_branch(cls, root: Path, *, remote: str = "origin") -> SharedBranch:
@@ -311,6 +314,7 @@ class SharedBranch:
                     f"the local commits on {self.branch} could not be pushed: {pushed.reason}. "
                     f"Rebase them onto {self.remote}/{self.branch} by hand, then tick again"
                 )
+            self.tip = pushed.head
             return f"pushed the local commits to {self.remote}/{self.branch}"
         self._move_to_upstream()
         return f"at {self.remote}/{self.branch} ({_short(self.top, 'HEAD')})"
@@ -326,16 +330,24 @@ class SharedBranch:
         """Push HEAD once, fast-forward only: True when the remote branch now holds it,
         False when the branch had moved (another worker pushed first)."""
         head = _head(self.top)
-        if head is None or _contains(self.top, self.upstream, head):
+        if head is None or head == self.tip:
             return True
         landed = not _try_push(self.top, self.remote, self.push_url, self.token, self.branch)
         if landed:
-            _check(self.top, "update-ref", self.upstream, head)
+            self.tip = head  # git moved the remote-tracking branch with the push
         return landed
 
-    def wait(self, attempt: int) -> None:
-        """Pause after failed attempt ``attempt`` (1, 2, ...), before trying again."""
-        self.sleep(self.backoff(attempt))
+    def wait(self, attempt: int, *, urgent: bool = False) -> None:
+        """Pause after failed attempt ``attempt`` (1, 2, ...), before trying again.
+
+        ``urgent`` is for a result, the work of a whole agent run: a rejection there means
+        another worker landed a moment ago, and the way to land next is to be quick, so it
+        waits only a few milliseconds (enough that two rejected together part). A claim
+        waits the full backoff, which also leaves the branch to the results for a while."""
+        if urgent:
+            self.sleep(random.uniform(0.0, URGENT_JITTER * min(attempt, 5)))
+        else:
+            self.sleep(self.backoff(attempt))
 
     def _fetch(self) -> bool:
         """Fetch the branch; False when the remote has no such branch."""
@@ -357,8 +369,9 @@ class SharedBranch:
         raise _network_failure("fetch from", self.remote, self.fetch_url, done, self.token)
 
     def _move_to_upstream(self) -> None:
-        if _head(self.top) != _output(self.top, "rev-parse", "-q", "--verify", self.upstream):
-            _check(self.top, "reset", "-q", "--hard", self.upstream)
+        self.tip = _output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
+        if self.tip is not None and _head(self.top) != self.tip:
+            _check(self.top, "reset", "-q", "--hard", self.tip)
 
 
 # -- the steps ------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ class SharedBranch(Protocol):
     def sync(self) -> str: ...
     def refresh(self) -> None: ...
     def publish(self) -> bool: ...
-    def wait(self, attempt: int) -> None: ...
+    def wait(self, attempt: int, *, urgent: bool = False) -> None: ...
 
 
 class TickConfig(NamedTuple):
@@ -571,7 +571,7 @@ class _Tick:
             if shared.publish():
                 self.base = self.head
                 return outcome
-            shared.wait(number)
+            shared.wait(number, urgent=True)
             patch = b""
             if outcome.outcome == "success" and outcome.commit:
                 patch = self.workspace.change_between(claim.commit, outcome.commit, paths)
