@@ -81,6 +81,7 @@ class Commit(NamedTuple):
     subject: str
     task: str | None
     worker: str | None
+    tick: int | None
     time: float
 
 
@@ -196,16 +197,18 @@ class Pool:
             "log",
             "--reverse",
             "--format=%s%x1f%(trailers:key=Memento-Task,valueonly)%x1f"
-            "%(trailers:key=Memento-Worker,valueonly)%x1f%ct%x1e",
+            "%(trailers:key=Memento-Worker,valueonly)%x1f"
+            "%(trailers:key=Memento-Tick,valueonly)%x1f%ct%x1e",
             BRANCH,
         )
         commits = []
         for record in listing.split("\x1e"):
             if not record.strip():
                 continue
-            subject, task, worker, stamp = record.strip("\n").split("\x1f")
+            subject, task, worker, tick, stamp = record.strip("\n").split("\x1f")
+            number = int(tick) if tick.strip() else None
             commits.append(
-                Commit(subject, task.strip() or None, worker.strip() or None, float(stamp))
+                Commit(subject, task.strip() or None, worker.strip() or None, number, float(stamp))
             )
         return History(commits)
 
