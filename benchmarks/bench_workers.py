@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from testing.workers import Pool, pool_plan  # noqa: E402
+from testing.workers import Pool, pool_plan
 
 WORKERS = (1, 2, 4)
 TARGET = 3.0

@@ -47,6 +47,13 @@ def _add_init(commands: Subcommands) -> None:
     parser.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
     parser.add_argument("--name", help="project name for the templates (default: folder name)")
     parser.add_argument("--force", action="store_true", help="overwrite files that exist")
+    parser.add_argument(
+        "--workers",
+        default="1",
+        metavar="N",
+        help="workers that share the memento branch: the workflow runs N jobs per tick "
+        "(default: 1, at most 20)",
+    )
     parser.set_defaults(command="init")
 
 

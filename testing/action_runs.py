@@ -1,21 +1,25 @@
 """`memento github` runs in-process against real parts: a bare ``origin`` holding a memento
 project on ``main``, a fresh clone per run (as actions/checkout makes, without credentials),
 the fake GitHub server over real HTTP through the real PyGithub client, and the scripted
-fake agent as a real subprocess."""
+fake agent as a real subprocess. With several workers on the branch, ``OtherWorker`` is a
+second clone that pushes, and ``BusyGitHub`` has it push while a run reads the comments."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
+from memento_gh.controls import Control, apply_control
 from memento_gh.github import action
 from memento_gh.github.sync import GitHub
+from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from testing.agents import Script, scripted_command, scripted_env, write_script
-from testing.fake_github import FakeGitHub
+from testing.fake_github import FakeGitHub, Response
 from testing.repos import bare_repo, clone, commit_all, git, init_repo
 from testing.ticks import CLEANIGNORE, GITIGNORE, GUARD, NOTES, STATUS, UNSET, one_phase, plan_of
 
@@ -71,6 +75,7 @@ class ActionProject:
         payload: Mapping[str, Any] | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        share: action.ShareBranch = action.share_branch,
     ) -> RunResult:
         """One workflow run in a fresh checkout of ``main`` (the runner is new each time)."""
         self.runs += 1
@@ -90,6 +95,7 @@ class ActionProject:
             connect=lambda settings: GitHub(
                 settings.api_url, settings.token, settings.repository, backoff=0.01, pace=False
             ),
+            share=share,
         )
         return RunResult(code, said, _outputs(outputs), _read(summary))
 
@@ -105,6 +111,7 @@ class ActionProject:
         env = scripted_env(script=script, state=self.outside / "runs.json")
         env = {name: value for name, value in env.items() if not name.startswith("GIT_")}
         env.update(dict.fromkeys(UNSET, ""))
+        env.update(dict.fromkeys(("MEMENTO_WORKERS", "MEMENTO_WORKER_ID"), ""))
         env.update(
             {
                 "GITHUB_EVENT_NAME": event,
@@ -121,6 +128,10 @@ class ActionProject:
         )
         env.update(extra or {})
         return env
+
+    def create_branch(self, branch: str = "memento") -> None:
+        """The branch on the origin, as the first run leaves it (at ``main``)."""
+        git(self.origin, "branch", branch, "main")
 
     # -- reading the remote -------------------------------------------------------------------
 
@@ -146,6 +157,40 @@ class ActionProject:
             for issue in self.github.issues(pulls=False)
             if wanted in {label["name"] for label in issue["labels"]}
         ]
+
+
+class OtherWorker:
+    """Another worker on the memento branch, in a clone of its own: each ``note`` starts from
+    the origin's tip, adds a global note as a control from that worker's run would, and
+    pushes it."""
+
+    def __init__(self, project: ActionProject, name: str = "other-worker") -> None:
+        self.root = clone(project.origin, project.tmp / name, "-b", "memento")
+        self.layout = Layout(self.root, "docs")
+        self.pushed = 0
+
+    def note(self, text: str) -> None:
+        git(self.root, "fetch", "-q", "origin", "memento")
+        git(self.root, "reset", "-q", "--hard", "origin/memento")
+        apply_control(self.layout, Control("note", None, text))
+        git(self.root, "push", "-q", "origin", "HEAD:memento")
+        self.pushed += 1
+
+
+class BusyGitHub(FakeGitHub):
+    """The fake GitHub, where each listing of the recent comments first does the next thing
+    queued in ``meanwhile``: a push by another worker lands between a run's fetch of the
+    shared branch and its push, as it does when workers race."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.meanwhile: list[Callable[[], None]] = []
+
+    def handle(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Response:
+        listing = method == "GET" and urlsplit(target).path.endswith("/issues/comments")
+        if listing and self.meanwhile:
+            self.meanwhile.pop(0)()
+        return super().handle(method, target, headers, raw)
 
 
 def comment_event(

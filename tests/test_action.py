@@ -29,6 +29,8 @@ CONTRACT: dict[str, str | None] = {
     "plan-dir": "MEMENTO_PLAN_DIR",
     "max-tasks": "MEMENTO_MAX_TASKS",
     "allowed-associations": "MEMENTO_ALLOWED_ASSOCIATIONS",
+    "workers": "MEMENTO_WORKERS",
+    "worker-id": "MEMENTO_WORKER_ID",
     "dry-run": "MEMENTO_DRY_RUN",
     "command": "MEMENTO_COMMAND",
     "task": "MEMENTO_TASK",
@@ -42,6 +44,8 @@ DEFAULTS = {
     "plan-dir": "docs",
     "max-tasks": "",
     "allowed-associations": "OWNER,MEMBER,COLLABORATOR",
+    "workers": "1",
+    "worker-id": "",
     "dry-run": "false",
     "python-version": "",
 }
@@ -70,6 +74,7 @@ def yaml_files() -> dict[str, str]:
     for path in sorted((PROJECT / ".github/workflows").glob("*.yml")):
         files[path.relative_to(PROJECT).as_posix()] = path.read_text(encoding="utf-8")
     files[f"template {WORKFLOW}"] = support_scaffold("docs")[WORKFLOW]
+    files[f"template {WORKFLOW} for 3 workers"] = support_scaffold("docs", 3)[WORKFLOW]
     return files
 
 

@@ -46,15 +46,15 @@ def triggers(flow: dict[Any, Any]) -> dict[str, Any]:
     return found
 
 
-def template(plan_dir: str = "docs") -> str:
-    return support_scaffold(plan_dir)[WORKFLOW]
+def template(plan_dir: str = "docs", workers: int = 1) -> str:
+    return support_scaffold(plan_dir, workers)[WORKFLOW]
 
 
-def rendered(folder: Path, plan_dir: str = "docs") -> Path:
+def rendered(folder: Path, plan_dir: str = "docs", workers: int = 1) -> Path:
     """The template as `memento init` writes it, in a repository-shaped folder."""
     path = folder / WORKFLOW
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(template(plan_dir), encoding="utf-8")
+    path.write_text(template(plan_dir, workers), encoding="utf-8")
     return path
 
 
@@ -77,7 +77,12 @@ def run_tool(*argv: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def all_workflows(tmp_path: Path) -> list[Path]:
-    return [*sorted(OWN.glob("*.yml")), rendered(tmp_path)]
+    """Ours, and the template rendered for one worker and for three (as scripts/check)."""
+    return [
+        *sorted(OWN.glob("*.yml")),
+        rendered(tmp_path / "one"),
+        rendered(tmp_path / "three", workers=3),
+    ]
 
 
 # -- the workflow `memento init` writes -----------------------------------------------------
@@ -162,6 +167,65 @@ def test_every_remote_action_is_pinned_to_a_commit_with_its_version() -> None:
             assert SHA_PIN.match(line), f"{name}: {line.strip()}"
 
 
+# -- the template for several workers ------------------------------------------------------
+
+#: The matrix of a `--workers 3` workflow: three jobs for a tick, one for anything else.
+THREE_WORKERS = (
+    "${{ fromJSON((github.event_name == 'schedule' || (github.event_name == "
+    "'workflow_dispatch' && (github.event.inputs.command || 'tick') == 'tick')) "
+    "&& '[1, 2, 3]' || '[1]') }}"
+)
+
+
+def test_one_worker_is_the_template_without_a_matrix() -> None:
+    text = template(workers=1)
+
+    assert text == template()
+    assert "@ONE@" not in text and "@MANY@" not in text
+    assert "matrix" not in text and "worker" not in memento_step(the_job(load(text)))["with"]
+
+
+def test_several_workers_are_a_matrix_that_ticks_on_a_schedule_and_controls_once() -> None:
+    flow = load(template(workers=3))
+    job = the_job(flow)
+
+    assert job["strategy"] == {"fail-fast": False, "matrix": {"worker": THREE_WORKERS}}
+    assert job["concurrency"] == {
+        "group": "memento-worker-${{ matrix.worker }}",
+        "cancel-in-progress": False,
+    }
+    assert memento_step(job)["with"] == {
+        "github-token": "${{ secrets.GITHUB_TOKEN }}",
+        "agent": "claude",
+        "plan-dir": "docs",
+        "command": "${{ github.event.inputs.command }}",
+        "task": "${{ github.event.inputs.task }}",
+        "text": "${{ github.event.inputs.text }}",
+        "workers": 3,
+        "worker-id": "worker-${{ matrix.worker }}",
+    }
+    # Everything else is the one-worker workflow's.
+    one = load(template())
+    assert triggers(flow) == triggers(one) and flow["permissions"] == one["permissions"]
+    same = {key: value for key, value in job.items() if key not in {"strategy", "concurrency"}}
+    one_job = the_job(one)
+    assert same.pop("steps")[:2] == one_job.pop("steps")[:2]
+    assert same == {key: value for key, value in one_job.items() if key != "concurrency"}
+
+
+@pytest.mark.parametrize("workers", [2, 20])
+def test_the_matrix_lists_every_worker(workers: int) -> None:
+    worker = the_job(load(template(workers=workers)))["strategy"]["matrix"]["worker"]
+    assert f"'{list(range(1, workers + 1))}'" in worker
+
+
+def test_the_template_comments_explain_the_workers_only_when_there_are_several() -> None:
+    one, three = template(), template(workers=3)
+    assert "3 workers share the memento branch" in three
+    assert "parallel: true" in three and "stale_lock_timeout" in three
+    assert "parallel: true" not in one and "workers share" not in one
+
+
 # -- this repository's workflows ------------------------------------------------------------
 
 
@@ -222,8 +286,8 @@ IF_CASES = [
 
 
 def with_an_echo_for_steps(text: str) -> str:
-    """The workflow with its job's steps swapped for one `echo`: its `if:` as it is, and
-    nothing to install or fetch."""
+    """The workflow with its job's steps swapped for one `echo`: its `if:` and matrix as
+    they are, and nothing to install or fetch."""
     flow = load(text)
     the_job(flow)["steps"] = [{"run": "echo the job ran"}]
     return dump(flow)
@@ -263,6 +327,31 @@ def test_the_example_runs_only_where_it_is_switched_on(
     )
 
     assert run.ran_job("memento") is runs, run.log
+
+
+MATRIX_CASES = [
+    ("schedule", {"schedule": "*/30 * * * *"}, 3),
+    ("workflow_dispatch", {"inputs": {"command": "tick"}, "sender": HUMAN}, 3),
+    ("workflow_dispatch", {"inputs": {"command": ""}, "sender": HUMAN}, 3),
+    ("workflow_dispatch", {"inputs": {"command": "pause"}, "sender": HUMAN}, 1),
+    ("issue_comment", comment(HUMAN), 1),
+    ("issues", {"action": "edited", "issue": {"number": 3}, "sender": HUMAN}, 1),
+]
+
+
+@needs_act
+@pytest.mark.parametrize(("event", "payload", "jobs"), MATRIX_CASES)
+def test_three_workers_tick_on_a_schedule_and_one_applies_a_control(
+    tmp_path: Path, event: str, payload: dict[str, Any], jobs: int
+) -> None:
+    flow = {".github/workflows/memento.yml": with_an_echo_for_steps(template(workers=3))}
+    repo = repository_with_origin(tmp_path, flow)
+
+    run = run_workflow(repo, ".github/workflows/memento.yml", event, payload)
+
+    assert run.returncode == 0, run.log
+    started = {str(record.get("matrix")) for record in run.records if record.get("jobID")}
+    assert len(started) == jobs, run.log
 
 
 # -- actionlint and zizmor --------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 The texts come from ``memento_gh/templates`` (named without leading dots, which package
 globbing would skip) with ``@NAME@``-style placeholders: a marker that cannot clash with
-the ``{}`` and ``${{ }}`` the templates themselves contain.
+the ``{}`` and ``${{ }}`` the templates themselves contain. The workflow's lines that hold
+for one worker only start with ``@ONE@``, those for several workers with ``@MANY@``: both
+versions read side by side in one file.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ GITIGNORE = ".gitignore"
 # .aider* : aider's caches, which would otherwise count as the agent's change.
 GITIGNORE_LINES = ("logs/", ".memento.lock", ".memento_alert", ".aider*")
 LOGS = "logs"
+#: The most workers `--workers` sets up. GitHub would run a matrix of 256 jobs, but each
+#: worker is a runner paid for while its agent works, and all of them push to one branch:
+#: past a score, workers spend their time losing races for claims, and few plans have that
+#: many tasks ready side by side.
+MAX_WORKERS = 20
 
 #: Every Meta key with the value a new plan starts with, in the order the plan lists them.
 #: ``created``/``last_architect_edit`` get the day of ``init``, the counters the template's.
@@ -70,6 +77,8 @@ META_DEFAULTS: Mapping[str, str] = {
 }
 
 _PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+ONE_MARK = "@ONE@"
+MANY_MARK = "@MANY@"
 
 
 # -- pure: the texts ------------------------------------------------------------------------
@@ -89,6 +98,19 @@ def fill(text: str, words: Mapping[str, str]) -> str:
         return words[key]
 
     return _PLACEHOLDER.sub(word, text)
+
+
+def choose_lines(text: str, workers: int) -> str:
+    """The lines for this many workers: those marked for it lose their mark, those marked
+    for the other case go, the rest stay as they are."""
+    keep, drop = (MANY_MARK, ONE_MARK) if workers > 1 else (ONE_MARK, MANY_MARK)
+    lines = text.splitlines(keepends=True)
+    return "".join(line.removeprefix(keep) for line in lines if not line.startswith(drop))
+
+
+def worker_words(workers: int) -> dict[str, str]:
+    """``@WORKERS@`` and ``@WORKER_LIST@`` (the matrix of a tick: ``[1, 2, 3]``)."""
+    return {"WORKERS": str(workers), "WORKER_LIST": json.dumps(list(range(1, workers + 1)))}
 
 
 def plan_paths(plan_dir: str) -> dict[str, str]:
@@ -116,7 +138,13 @@ def meta_section(values: Mapping[str, str]) -> str:
     )
 
 
-def plan_text(name: str, today: date, plan_dir: str) -> str:
+#: With several workers, a claim must outlive the longest run it covers (agent_timeout +
+#: verify_timeout, 40min by default): a shorter stale_lock_timeout lets another worker reset
+#: the claim of a task that still runs, and run it a second time.
+SHARED_STALE_LOCK_TIMEOUT = "45min"
+
+
+def plan_text(name: str, today: date, plan_dir: str, workers: int = 1) -> str:
     words = {**plan_paths(plan_dir), "NAME": name, "META": ""}
     raw = template(PLAN_NAME)
     values = {
@@ -124,15 +152,17 @@ def plan_text(name: str, today: date, plan_dir: str) -> str:
         "created": today.isoformat(),
         "last_architect_edit": today.isoformat(),
     }
+    if workers > 1:
+        values["stale_lock_timeout"] = SHARED_STALE_LOCK_TIMEOUT
     # The counters must agree with the example tasks, or the plan starts with warnings.
     values.update({key: str(count) for key, count in counted(parse(fill(raw, words))).items()})
     return fill(raw, {**words, "META": meta_section(values)})
 
 
-def plan_scaffold(name: str, today: date, plan_dir: str) -> dict[str, str]:
+def plan_scaffold(name: str, today: date, plan_dir: str, workers: int = 1) -> dict[str, str]:
     """The four plan files, by path relative to the repository."""
     words = {**plan_paths(plan_dir), "NAME": name}
-    texts = {PLAN_NAME: plan_text(name, today, plan_dir)}
+    texts = {PLAN_NAME: plan_text(name, today, plan_dir, workers)}
     for file_name in (MAP_NAME, STATUS_NAME, NOTES_NAME):
         texts[file_name] = fill(template(file_name), words)
     return {(PurePosixPath(plan_dir) / key).as_posix(): text for key, text in texts.items()}
@@ -154,10 +184,12 @@ def memory_scaffold(plan_dir: str, plan: str, now: datetime) -> dict[str, str]:
     return {(docs / STATE_NAME).as_posix(): state, **lessons}
 
 
-def support_scaffold(plan_dir: str) -> dict[str, str]:
-    """The files outside the plan folder: worker prompt, ignore lists, workflow."""
+def support_scaffold(plan_dir: str, workers: int = 1) -> dict[str, str]:
+    """The files outside the plan folder: worker prompt, ignore lists, workflow (a matrix of
+    ``workers`` jobs sharing the branch when ``workers`` > 1)."""
     words = {
         **plan_paths(plan_dir),
+        **worker_words(workers),
         "ACTION_REF": ACTION_REF,
         "PLAN_DIR_YAML": json.dumps(PurePosixPath(plan_dir).as_posix()),
     }
@@ -167,7 +199,10 @@ def support_scaffold(plan_dir: str) -> dict[str, str]:
         ".memento_cleanignore": "memento_cleanignore",
         WORKFLOW: "memento.yml",
     }
-    return {target: fill(template(source), words) for target, source in targets.items()}
+    return {
+        target: fill(choose_lines(template(source), workers), words)
+        for target, source in targets.items()
+    }
 
 
 def pre_commit_config() -> str:
@@ -213,6 +248,19 @@ def check_name(name: str) -> str:
     return cleaned
 
 
+def check_workers(text: str) -> int:
+    try:
+        workers = int(text)
+    except ValueError:
+        workers = 0
+    if not 1 <= workers <= MAX_WORKERS:
+        raise UserError(
+            f"--workers {text!r}: give a whole number from 1 to {MAX_WORKERS} (more workers "
+            "than that spend their time racing each other for claims on the one branch)"
+        )
+    return workers
+
+
 def check_plan_dir(plan_dir: str) -> str:
     relative = PurePosixPath(plan_dir.replace("\\", "/"))
     if relative.is_absolute() or ".." in relative.parts:
@@ -243,9 +291,11 @@ def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
 def run(args: argparse.Namespace, layout: Layout) -> int:
     target = layout.root / args.path
     plan_dir = check_plan_dir(layout.plan_dir)
+    workers = check_workers(args.workers)
     _make_folder(target)
     name = check_name(args.name if args.name is not None else _default_name(target))
-    scaffold = {**plan_scaffold(name, date.today(), plan_dir), **support_scaffold(plan_dir)}
+    support = support_scaffold(plan_dir, workers)
+    scaffold = {**plan_scaffold(name, date.today(), plan_dir, workers), **support}
     plan = _plan_kept(target, plan_dir, scaffold, args.force)
     scaffold.update(memory_scaffold(plan_dir, plan, datetime.now(timezone.utc)))
     kept = 0

@@ -38,6 +38,13 @@ def tick_config(args: argparse.Namespace, layout: Layout) -> TickConfig:
         )
     if args.max_tasks is not None and args.max_tasks < 1:
         raise UserError(f"--max-tasks must be at least 1, not {args.max_tasks}")
+    if args.worker_id:
+        from memento_gh.plan.values import check_worker_id
+
+        try:
+            check_worker_id(args.worker_id)
+        except ValueError as error:
+            raise UserError(f"--worker-id: {error}") from None
     shared = None
     if args.push:
         from memento_gh.remote import SharedBranch

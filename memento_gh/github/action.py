@@ -7,6 +7,11 @@ workflow's concurrency group keeps one pending run, so a burst of events loses s
 apply the controls; tick when asked; push (the token is handed to git only there); bring
 the issues and the dashboard in line with the plan; report. Issue writes come after the
 push, so a failing API never loses a tick: the next run converges.
+
+With several workers on the branch (the ``workers`` input above 1, one job of a matrix
+each), the controls are pushed as soon as they are applied and the tick pushes each claim
+before its agent starts, both through ``remote.SharedBranch``; the final push then finds
+nothing left to push.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from memento_gh.github import events, reconcile, render
 from memento_gh.layout import Layout
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, Plan
 from memento_gh.plan.scanner import parse
+from memento_gh.plan.values import check_worker_id
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -56,6 +62,7 @@ class Settings(NamedTuple):
     max_tasks: int | None
     inputs: events.Inputs
     dry_run: bool
+    workers: int
     worker_id: str
     run_url: str | None
     output_path: Path | None
@@ -99,7 +106,8 @@ def read_settings(env: Mapping[str, str]) -> Settings:
             ),
         ),
         dry_run=_flag(env.get("MEMENTO_DRY_RUN", ""), "dry-run"),
-        worker_id=f"actions-{run_id}" if run_id else "actions",
+        workers=_workers(env.get("MEMENTO_WORKERS", "")),
+        worker_id=_worker_id(env.get("MEMENTO_WORKER_ID", ""), run_id),
         run_url=f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}" if run_id else None,
         output_path=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
         summary_path=Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None,
@@ -116,6 +124,31 @@ def _max_tasks(text: str) -> int | None:
     if value < 1:
         raise UserError(f"max-tasks must be a whole number of at least 1, not {text!r}")
     return value
+
+
+def _workers(text: str) -> int:
+    if not text.strip():
+        return 1
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UserError(
+            f"workers must be a whole number of at least 1 (the size of the workflow's "
+            f"matrix), not {text!r}"
+        )
+    return value
+
+
+def _worker_id(text: str, run_id: str | None) -> str:
+    chosen = text.strip()
+    if not chosen:
+        return f"actions-{run_id}" if run_id else "actions"
+    try:
+        return check_worker_id(chosen)
+    except ValueError as error:
+        raise UserError(f"worker-id: {error}") from None
 
 
 def _flag(text: str, name: str) -> bool:
@@ -150,6 +183,13 @@ class Report(NamedTuple):
 
 # -- the run --------------------------------------------------------------------------------
 
+#: Makes the branch a run shares with the other workers, from the checkout and the settings.
+ShareBranch = Callable[[Path, Settings], remote.SharedBranch]
+
+
+def share_branch(root: Path, settings: Settings) -> remote.SharedBranch:
+    return remote.SharedBranch(root, branch=settings.branch, token=settings.token)
+
 
 def run(
     env: Mapping[str, str],
@@ -158,6 +198,7 @@ def run(
     say: Callable[[str], None] = print,
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     connect: Callable[[Settings], GitHub] | None = None,
+    share: ShareBranch = share_branch,
 ) -> int:
     settings = read_settings(env)
     request = events.route(settings.event_name, load_event(settings.event_path), settings.inputs)
@@ -170,7 +211,7 @@ def run(
         who = f"@{request.actor.login}"
         return _finish(settings, None, Report("untrusted", (f"{who} may not steer memento",)), say)
     current = Run(settings, env, root, github, gate, say, clock)
-    current.prepare()
+    current.prepare(share)
     return current.go(request)
 
 
@@ -223,8 +264,11 @@ class Run:
         self.issues: list[Issue] | None = None
         self.blocked_links: dict[str, str] = {}
         self.dashboard_url: str | None = None
+        #: Set when other workers share the branch (workers > 1, not a dry run).
+        self.shared: remote.SharedBranch | None = None
+        self.unpublished = False  # the controls could not be pushed: the run stops there
 
-    def prepare(self) -> None:
+    def prepare(self, share: ShareBranch = share_branch) -> None:
         remote.use_bot_identity(self.root)
         self.say(
             remote.prepare_branch(
@@ -234,11 +278,15 @@ class Run:
                 token=self.settings.token,
             )
         )
+        if self.settings.workers > 1 and not self.settings.dry_run:
+            self.shared = share(self.root, self.settings)
 
     def go(self, request: events.Request) -> int:
         if not self._plan_is_valid():
             return self._finish("invalid-plan", None)
         applied = self._apply_request(request)
+        if self.unpublished:
+            return self._finish("push-conflict", None)
         result = self._tick() if request.kind == "tick" or request.tick_after else None
         outcome = _outcome(result, applied)
         pushed = self._push()
@@ -274,7 +322,44 @@ class Run:
         return not errors
 
     def _apply_request(self, request: events.Request) -> list[str]:
-        """Apply the event's controls, then any missed comment; what was applied, in words."""
+        """Apply the event's controls, then any missed comment; what was applied, in words.
+        With other workers on the branch, they are published before anything else."""
+        if self.shared is None:
+            return self._apply_all(request)
+        return self._publish_controls(request, self.shared)
+
+    def _publish_controls(self, request: events.Request, shared: remote.SharedBranch) -> list[str]:
+        """Apply the controls on the shared branch's tip and push them at once, before the
+        tick. Rebasing a plan edit onto a plan another worker has changed since could undo
+        its claim or revive a task it finished; so when the push is rejected, the local
+        commits are dropped for the new tip and the controls applied again there. Nothing is
+        applied twice: the dropped commits never landed, a mode already set changes nothing,
+        and a comment another run applied meanwhile is in the new tip's history (which the
+        catch-up reads) and its notes (which record each note's source)."""
+        self.say(shared.sync())
+        said = len(self.lines)
+        for attempt in range(1, shared.attempts + 1):
+            if attempt > 1:
+                shared.wait(attempt - 1)
+                shared.refresh()
+            applied = self._apply_all(request)
+            if shared.publish():
+                return applied
+            del self.lines[said:]  # the next attempt says again what it applies
+        shared.refresh()  # leave nothing for the final push to rebase
+        self.unpublished = True
+        reason = (
+            f"the {self.settings.branch} branch moved {shared.attempts} times while this run "
+            "pushed its controls"
+        )
+        self.say(render.annotation("warning", f"memento could not push: {reason}"))
+        self.lines.append(
+            f"Not applied: {reason}; nothing was pushed. A comment is caught up by the next "
+            "run; run a command or tick a box again."
+        )
+        return []
+
+    def _apply_all(self, request: events.Request) -> list[str]:
         applied: list[str] = []
         for control in request.controls:
             applied += self._apply(control)
@@ -339,6 +424,7 @@ class Run:
             agent_cmd=self.settings.agent_cmd,
             worker_id=self.settings.worker_id,
             max_tasks=self.settings.max_tasks,
+            shared=self.shared,
         )
         result = run_tick(self.layout, config, environ=self.env, say=self.say)
         self.lines.append(f"Tick: {result.status} — {result.message}")
@@ -487,6 +573,7 @@ def _finish(
             blocked_issues=report.blocked_issues,
             dashboard_url=report.dashboard_url,
             run_url=settings.run_url,
+            worker=settings.worker_id,
         )
         _append(settings.summary_path, summary)
     return 1 if report.outcome == "invalid-plan" else 0

@@ -601,17 +601,22 @@ def job_summary(
     blocked_issues: Mapping[str, str] | None = None,
     dashboard_url: str | None = None,
     run_url: str | None = None,
+    worker: str | None = None,
 ) -> str:
-    """Markdown for ``$GITHUB_STEP_SUMMARY``: this run's outcome and what it did (``lines``,
-    one sentence each: the tick, each control applied or refused, why the event was
-    ignored), each task the tick ran, then the plan's progress and blocked tasks."""
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: this run's outcome, the worker that ran it and
+    the tasks it ran, what it did (``lines``, one sentence each: the tick, each control
+    applied or refused, why the event was ignored), each task the tick ran, then the plan's
+    progress, and the tasks running and blocked."""
     body = [f"## memento: {escape(outcome, 60)}", ""]
+    if worker:
+        body += [_worker_line(worker, tasks), ""]
     body += [f"- {escape(line, 500)}" for line in lines]
     if tasks:
         body += ["", "| Task | Outcome | Commit | |", "|---|---|---|---|"]
         body += [_task_result_row(task) for task in tasks]
     if plan is not None:
         body += ["", "### Progress", "", *progress_lines(plan)]
+        body += _task_section("Running", _running(plan), 50, {}, plan)
         body += _task_section("Blocked", _blocked(plan), 50, blocked_issues or {}, plan)
     links = [
         _link(name, url) for name, url in (("dashboard", dashboard_url), ("run", run_url)) if url
@@ -619,6 +624,13 @@ def job_summary(
     if links:
         body += ["", " · ".join(links)]
     return _join(body) + "\n"
+
+
+def _worker_line(worker: str, tasks: Sequence[TaskResultLike]) -> str:
+    """Which worker this job was, and what it ran: with several workers on one branch, each
+    job's summary tells its own part."""
+    ran = ", ".join(escape(task.task_id, 40) for task in tasks) if tasks else "no task"
+    return f"**Worker:** {code_span(worker)} · ran {ran}"
 
 
 def _task_result_row(task: TaskResultLike) -> str:

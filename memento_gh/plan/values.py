@@ -158,6 +158,21 @@ def parse_task_ids(raw: str) -> tuple[str, ...]:
     return ids
 
 
+#: A worker id is one word: it follows the time in a task's ``claimed:`` field, which a
+#: space would break, and it names the worker in commits, the dashboard and job summaries.
+_WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}")
+
+
+def check_worker_id(text: str) -> str:
+    """``text`` when it can name a worker; ValueError with a sentence naming what can."""
+    if not _WORKER_ID.fullmatch(text):
+        raise ValueError(
+            f"a worker id is one word of letters, digits and _ . : @ + - (at most 64, "
+            f"starting with a letter or digit), such as worker-2, not {text!r}"
+        )
+    return text
+
+
 class Claim(NamedTuple):
     """``claimed: <ISO-8601 UTC time> <worker-id>``: who runs a ``[~]`` task since when."""
 

@@ -337,6 +337,9 @@ def test_plan_dir_puts_the_plan_files_elsewhere(tmp_path: Path) -> None:
         (("--plan-dir", "/abs"), (), "--plan-dir"),
         ((), ("--name", "two\nlines"), "--name"),
         ((), ("--name", "  "), "--name"),
+        ((), ("--workers", "0"), "--workers '0': give a whole number from 1 to 20"),
+        ((), ("--workers", "21"), "--workers '21'"),
+        ((), ("--workers", "two"), "--workers 'two'"),
     ],
 )
 def test_bad_options_are_one_line_errors(
@@ -372,6 +375,33 @@ def test_a_file_in_the_way_of_a_folder_is_a_one_line_error(tmp_path: Path) -> No
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
     assert line.startswith("memento: error: .memento/worker_prompt.md: cannot write it")
+
+
+def test_workers_writes_a_matrix_of_that_many_jobs(tmp_path: Path) -> None:
+    init(tmp_path, "--workers", "3")
+
+    job = workflow(tmp_path)["jobs"]["memento"]
+    assert "'[1, 2, 3]'" in job["strategy"]["matrix"]["worker"]
+    assert job["concurrency"]["group"] == "memento-worker-${{ matrix.worker }}"
+    [step] = [s for s in job["steps"] if s.get("id") == "memento"]
+    assert step["with"]["workers"] == 3
+    assert step["with"]["worker-id"] == "worker-${{ matrix.worker }}"
+    # A claim outlives the longest run it covers, so no worker resets one still running.
+    settings = parse((tmp_path / "docs" / "MASTER_PLAN.md").read_text()).settings
+    assert settings.stale_lock_timeout > settings.agent_timeout + settings.verify_timeout
+
+
+def test_one_worker_keeps_the_seeds_stale_lock_timeout(tmp_path: Path) -> None:
+    init(tmp_path)
+    settings = parse((tmp_path / "docs" / "MASTER_PLAN.md").read_text()).settings
+    assert settings.stale_lock_timeout == 15 * 60
+
+
+def test_one_worker_writes_the_same_workflow_as_no_option(tmp_path: Path) -> None:
+    init(tmp_path / "plain")
+    init(tmp_path / "one", "--workers", "1")
+    path = ".github/workflows/memento.yml"
+    assert (tmp_path / "one" / path).read_bytes() == (tmp_path / "plain" / path).read_bytes()
 
 
 def test_git_init_is_a_next_step_only_outside_a_repository(tmp_path: Path) -> None:

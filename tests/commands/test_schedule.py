@@ -140,7 +140,7 @@ def test_the_tick_options_go_into_the_line_even_from_the_environment(project: Pr
         "--every",
         "1h",
         "--worker-id",
-        "night shift",
+        "night-shift",
         "--max-tasks",
         "2",
         "--crontab",
@@ -157,7 +157,7 @@ def test_the_tick_options_go_into_the_line_even_from_the_environment(project: Pr
         "--agent",
         "claude",
         "--worker-id",
-        "night shift",
+        "night-shift",
         "--max-tasks",
         "2",
     ]

@@ -309,3 +309,13 @@ def test_every_worker_history_entry_names_its_worker(tmp_path: Path) -> None:
     workers = [c.worker for c in pool.history().commits[1:] if c.task]
     assert workers == ["w0", "w0", "w1", "w1"]
     assert clone(pool.origin, tmp_path / "check").exists()
+
+
+def test_a_worker_id_that_would_break_the_claim_line_is_refused(pool: Pool) -> None:
+    done = run_memento(
+        "tick", "--worker-id", "two words", "--agent-cmd", "true", cwd=pool.clones[0]
+    )
+
+    assert done.returncode == 1
+    assert "--worker-id: a worker id is one word" in done.stderr
+    assert pool.history().claims() == {}

@@ -443,6 +443,33 @@ def test_the_dashboard_shows_progress_running_blocked_next_and_the_last_ticks() 
     assert "(https://github.com/o/r/blob/memento/docs/MASTER_PLAN.md)" in body
 
 
+def running(task_id: str, description: str, claimed: str) -> str:
+    fields = {"verify": "`true`", "context_files": "[a]", "claimed": claimed}
+    return task_block(task_id, "~", description=description, fields=fields)
+
+
+def test_the_dashboard_shows_each_running_task_with_its_worker_and_since_when() -> None:
+    plan = make_plan(
+        running("T-101", "Schema", "2025-01-15T14:00:00Z worker-1"),
+        running("T-102", "Tokens", "2025-01-15T14:05:30Z worker-3"),
+        running("T-103", "Claimed by hand", "soon " + FORGED),  # not a claim: no worker shown
+        task_block("T-104"),
+    )
+
+    body = dashboard(view(plan)).body
+
+    assert "### Running (3)" in body
+    assert "- T-101 Schema · since 2025-01-15T14:00:00Z on worker-1" in body
+    assert "- T-102 Tokens · since 2025-01-15T14:05:30Z on worker-3" in body
+    assert "- T-103 Claimed by hand\n" in body
+    assert "· 3 running" in body
+    boxes = html_comments("\n".join(render.control_boxes(plan)))
+    assert html_comments(body) == [marker(render.DASHBOARD_KIND), *boxes]
+    # The time comes from the plan, not the clock: the same plan is the same body, so a
+    # run that changed nothing makes no edit.
+    assert dashboard(view(plan)).body == body
+
+
 def test_an_issue_url_that_is_not_a_plain_web_address_is_not_linked() -> None:
     plan = make_plan(blocked("T-201"))
     body = dashboard(view(plan, (), {"T-201": "javascript:alert(1)) [x](http://e"})).body
@@ -538,6 +565,40 @@ def test_the_job_summary_tells_this_runs_result_progress_and_blocked_tasks() -> 
         "[dashboard](https://github.com/o/r/issues/3) · [run](https://github.com/o/r/actions/runs/1)"
         in summary
     )
+
+
+def test_the_job_summary_names_its_worker_the_tasks_it_ran_and_the_others_running() -> None:
+    plan = make_plan(
+        task_block("T-101", "x"),
+        task_block("T-102", "x"),
+        running("T-103", "Write docs", "2025-01-15T14:00:00Z worker-1"),
+    )
+    tasks = [
+        TaskOutcome("T-101", "success", "a3f7b2c9d", "verify passed"),
+        TaskOutcome("T-102", "success", "b4e8c3d0e", "verify passed"),
+    ]
+
+    summary = job_summary(plan, outcome="success", tasks=tasks, worker="worker-2")
+
+    head = "## memento: success\n\n**Worker:** `worker-2` · ran T-101, T-102\n"
+    assert summary.startswith(head)
+    running_now = "### Running (1)\n\n- T-103 Write docs · since 2025-01-15T14:00:00Z on worker-1"
+    assert running_now in summary
+
+
+@pytest.mark.parametrize(
+    ("worker", "line"),
+    [
+        ("actions-4242", "**Worker:** `actions-4242` · ran no task"),
+        (None, None),
+    ],
+)
+def test_a_job_summary_that_ran_no_task_says_so_for_its_worker(
+    worker: str | None, line: str | None
+) -> None:
+    summary = job_summary(make_plan(), outcome="controls", worker=worker)
+    found = [text for text in summary.splitlines() if text.startswith("**Worker:**")]
+    assert found == ([line] if line else [])
 
 
 def test_a_job_summary_without_a_plan_says_only_why() -> None:
