@@ -41,6 +41,7 @@ WORKER_BACKOFF_CAP = 2.0
 #: How often a worker tries to land one claim or result before it gives up for this tick.
 WORKER_ATTEMPTS = 30
 URGENT_JITTER = 0.01  # seconds, per attempt so far (at most five): a result's retry
+REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in progress
 
 # Every command: no hooks (an agent may have planted one in .git/hooks), no fsmonitor command.
 _SAFE_OPTIONS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false")
@@ -264,7 +265,8 @@ class SharedBranch:
         backoff: Callable[[int], float] = worker_backoff,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.top = _work_tree(root)
+        self.workspace = Workspace(root)
+        self.top = self.workspace.root
         _check_branch_name(self.top, branch)
         self.branch = branch
         self.remote = remote
@@ -276,6 +278,8 @@ class SharedBranch:
         self.push_url = _remote_url(self.top, remote, push=True)
         #: The remote's tip as last fetched or pushed: HEAD there means nothing to push.
         self.tip: str | None = None
+        #: Where git keeps an interrupted rebase, asked once: every tick looks there.
+        self.rebase_paths = [_git_path(self.top, name) for name in REBASE_STATES]
 
     @classmethod
     def for_current_branch(cls, root: Path, *, remote: str = "origin") -> SharedBranch:
@@ -296,11 +300,12 @@ class SharedBranch:
         """Bring the local branch to the remote's tip: local commits the remote lacks are
         pushed first (rebased onto it, as ``push`` does; a conflict is a ``UserError``), so
         none is lost. Returns one line saying what was done."""
-        _refuse_rebase_in_progress(self.top)
+        self._refuse_rebase_in_progress()
         if not self._fetch():
             return f"{self.remote}/{self.branch} does not exist yet; the first push creates it"
-        head = _head(self.top)
-        if head is not None and not _contains(self.top, self.upstream, head):
+        head = self.workspace.quick_head()
+        self.tip = _output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
+        if head is not None and head != self.tip and not _contains(self.top, self.upstream, head):
             pushed = push(
                 self.top,
                 branch=self.branch,
@@ -316,20 +321,23 @@ class SharedBranch:
                 )
             self.tip = pushed.head
             return f"pushed the local commits to {self.remote}/{self.branch}"
-        self._move_to_upstream()
-        return f"at {self.remote}/{self.branch} ({_short(self.top, 'HEAD')})"
+        if self.tip is not None and head != self.tip:
+            _check(self.top, "reset", "-q", "--hard", self.tip)
+        return f"at {self.remote}/{self.branch} ({(self.tip or '')[:7]})"
 
     def refresh(self) -> None:
         """Fetch, and reset the branch and the work tree to the remote's tip, dropping the
         local commits not published (the engine's own: ``sync`` pushed everybody else's).
         The work tree must be clean; untracked files git does not track stay."""
         if self._fetch():
-            self._move_to_upstream()
+            self.tip = _output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
+            if self.tip is not None:
+                _check(self.top, "reset", "-q", "--hard", self.tip)
 
     def publish(self) -> bool:
         """Push HEAD once, fast-forward only: True when the remote branch now holds it,
         False when the branch had moved (another worker pushed first)."""
-        head = _head(self.top)
+        head = self.workspace.quick_head()
         if head is None or head == self.tip:
             return True
         landed = not _try_push(self.top, self.remote, self.push_url, self.token, self.branch)
@@ -368,10 +376,12 @@ class SharedBranch:
             return False
         raise _network_failure("fetch from", self.remote, self.fetch_url, done, self.token)
 
-    def _move_to_upstream(self) -> None:
-        self.tip = _output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
-        if self.tip is not None and _head(self.top) != self.tip:
-            _check(self.top, "reset", "-q", "--hard", self.tip)
+    def _refuse_rebase_in_progress(self) -> None:
+        if any(path.is_dir() for path in self.rebase_paths):
+            raise UserError(
+                f"{self.top}: a rebase is in progress (an interrupted run?); finish it or run "
+                "`git rebase --abort`, then try again"
+            )
 
 
 # -- the steps ------------------------------------------------------------------------------
@@ -559,11 +569,12 @@ def _refuse_rebase_in_progress(top: Path) -> None:
 
 
 def _rebase_in_progress(top: Path) -> bool:
-    for name in ("rebase-merge", "rebase-apply"):
-        path = Path(_output(top, "rev-parse", "--git-path", name))
-        if (path if path.is_absolute() else top / path).is_dir():
-            return True
-    return False
+    return any(_git_path(top, name).is_dir() for name in REBASE_STATES)
+
+
+def _git_path(top: Path, name: str) -> Path:
+    path = Path(_output(top, "rev-parse", "--git-path", name))
+    return path if path.is_absolute() else top / path
 
 
 def _identity(top: Path) -> dict[str, str]:

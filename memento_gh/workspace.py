@@ -221,6 +221,10 @@ class Workspace:
         status, out, _ = self._try_git("rev-parse", "-q", "--verify", "HEAD^{commit}")
         return out.decode().strip() if status == 0 else None
 
+    def quick_head(self) -> str | None:
+        """``head``, read from git's files when it can be (one process fewer)."""
+        return self._head_file() or self.head()
+
     def current_branch(self) -> str | None:
         """The checked-out branch's short name, or None when HEAD is detached."""
         status, out, _ = self._try_git("symbolic-ref", "-q", "--short", "HEAD")

@@ -68,6 +68,7 @@ class SharedBranch(Protocol):
     """The branch a pool of workers shares through a remote (``remote.SharedBranch``)."""
 
     attempts: int
+    tip: str | None  # the remote's tip as last fetched or pushed
 
     def sync(self) -> str: ...
     def refresh(self) -> None: ...
@@ -479,8 +480,11 @@ class _Tick:
     def _forget_files(self) -> None:
         """The branch moved under the tick: what it knew of the files is void."""
         self.current, self.current_text, self.unapplied = None, "", ()
-        self.head = self.base = self.workspace.head()
-        self.known = set()
+        shared = self.config.shared
+        tip = shared.tip if shared is not None else None
+        self.head = self.base = tip or self.workspace.head()
+        # Every bookkeeping file there is committed: a clean tree stands on the tip.
+        self.known = set(self._bookkeeping_paths())
 
     def _publish(self, redo: Callable[[], object]) -> bool:
         """Push the bookkeeping just committed; on each rejection, move to the remote's tip
