@@ -580,6 +580,7 @@ class _Tick:
             if outcome.outcome == "success" and outcome.commit:
                 patch = self.workspace.change_between(claim.commit, outcome.commit, paths)
             self._refresh()
+            self.say(f"  the branch moved: making the result again on {(self.head or '')[:7]}")
             held = self._plan().task(task.id)
             if held is None or held.marker != RUNNING or held.claimed != task.claimed:
                 return self._claim_lost(task)
