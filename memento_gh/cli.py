@@ -2,40 +2,28 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from memento_gh import __version__
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
 
-Command = Callable[[argparse.Namespace, Layout], int]
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
 
+    from memento_gh.argparsing import Parser
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, minus its start-up cost: it imports shutil (and with it the
-    compression modules) for the terminal width on every add_argument; os gives that."""
+#: A command's entry point: the arguments as argparse read them (or, for a plain tick,
+#: ``quick_args`` did, with the same attributes) and the plan's layout.
+Command = Callable[["argparse.Namespace | SimpleNamespace", Layout], int]
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
-        try:
-            columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size().columns
-        except (ValueError, OSError):
-            columns = 80
-        super().__init__(prog, indent_increment, max_help_position, width=columns - 2)
-
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(**kwargs)
-
-
-Subcommands: TypeAlias = "argparse._SubParsersAction[_Parser]"
+Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"
 
 
 def _add_init(commands: Subcommands) -> None:
@@ -170,8 +158,10 @@ def _add_schedule(commands: Subcommands) -> None:
         description="Manage the line of your crontab that runs `memento tick` for this "
         "repository (other lines are left as they are).",
     )
+    from memento_gh.argparsing import Parser
+
     actions = parser.add_subparsers(
-        title="actions", dest="action", metavar="ACTION", required=True, parser_class=_Parser
+        title="actions", dest="action", metavar="ACTION", required=True, parser_class=Parser
     )
     install = actions.add_parser(
         "install",
@@ -207,6 +197,8 @@ def _add_every(parser: argparse.ArgumentParser, summary: str) -> None:
 
 
 def _positive(text: str) -> int:
+    import argparse
+
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return int(text)
@@ -299,6 +291,8 @@ def _add_memory(commands: Subcommands) -> None:
 
 
 def _port(text: str) -> int:
+    import argparse
+
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 0 to 65535")
     return int(text)
@@ -346,7 +340,9 @@ def _add_wait(parser: argparse.ArgumentParser, action: str) -> None:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    parser = _Parser(
+    from memento_gh.argparsing import Parser
+
+    parser = Parser(
         prog="memento",
         description="Run a coding agent one guarded, verified, committed tick at a time "
         "against docs/MASTER_PLAN.md.",
@@ -371,7 +367,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     # An explicit prog spares argparse building a help formatter at start-up (it imports
     # shutil, and with it the compression modules, for the terminal width).
     commands = parser.add_subparsers(
-        title="commands", metavar="COMMAND", prog="memento", parser_class=_Parser
+        title="commands", metavar="COMMAND", prog="memento", parser_class=Parser
     )
     # Building a parser costs: a run that names its command gets that command's alone
     # (help, version and mistakes get them all, for the full listing and suggestions).
@@ -443,7 +439,7 @@ HANDLERS = {
 }
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace | SimpleNamespace) -> int:
     import importlib
 
     layout = Layout(args.directory, args.plan_dir)
@@ -498,13 +494,20 @@ def _discard_stdout() -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(chosen_command(words))
-    args = parser.parse_args(words)
-    if getattr(args, "command", None) is None:
-        # No command is a command-line mistake like an unknown one (argparse: exit 2), but the
-        # whole help is more use than argparse's one-line complaint.
-        parser.print_help(sys.stderr)
-        return 2
+    command = chosen_command(words)
+    args: argparse.Namespace | SimpleNamespace | None = None
+    if command == "tick":
+        from memento_gh.quick_args import tick_arguments
+
+        args = tick_arguments(words)  # cron's plain tick line needs no argparse
+    if args is None:
+        parser = build_parser(command)
+        args = parser.parse_args(words)
+        if getattr(args, "command", None) is None:
+            # No command is a command-line mistake like an unknown one (argparse: exit 2),
+            # but the whole help is more use than argparse's one-line complaint.
+            parser.print_help(sys.stderr)
+            return 2
     try:
         return _dispatch(args)
     except UserError as error:

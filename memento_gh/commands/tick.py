@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import signal
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
 
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
 
-def run(args: argparse.Namespace, layout: Layout) -> int:
+    Arguments = argparse.Namespace | SimpleNamespace
+
+
+def run(args: Arguments, layout: Layout) -> int:
     config = tick_config(args, layout)
     # A cancelled CI job or `kill` sends SIGTERM: unwind like Ctrl-C, so the agent's process
     # group is killed and the next tick finds the running-marker and recovers.
@@ -26,7 +32,7 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     return 0
 
 
-def tick_config(args: argparse.Namespace, layout: Layout) -> TickConfig:
+def tick_config(args: Arguments, layout: Layout) -> TickConfig:
     """The tick the options of ``cli.add_tick_options`` ask for, checked."""
     if not layout.plan.exists():
         raise UserError(f"{display(layout.plan)}: no plan here; run `memento init` first")

@@ -6,16 +6,16 @@ timeout and kill rules as the agent (see :mod:`memento_gh.engine.process`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
+from memento_gh.lazy_re import LazyPattern
 
 HEAD_LINES = 5
 HEAD_WIDTH = 300
-_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_ESCAPES = LazyPattern(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 class VerifyResult(NamedTuple):
@@ -60,7 +60,8 @@ def output_head(output: str, lines: int = HEAD_LINES, width: int = HEAD_WIDTH) -
     """The first ``lines`` non-blank lines of ``output``, without colour codes, each trimmed
     and cut to ``width`` characters (an ellipsis marks a cut)."""
     head: list[str] = []
-    for line in _ESCAPES.sub("", output).splitlines():
+    plain = _ESCAPES.sub("", output) if "\x1b" in output else output
+    for line in plain.splitlines():
         text = line.strip()
         if not text:
             continue

@@ -160,7 +160,7 @@ def parse_task_ids(raw: str) -> tuple[str, ...]:
 
 #: A worker id is one word: it follows the time in a task's ``claimed:`` field, which a
 #: space would break, and it names the worker in commits, the dashboard and job summaries.
-_WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}")
+_WORKER_ID = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}")
 
 
 def check_worker_id(text: str) -> str:
