@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple
 
 from memento_gh import files
 from memento_gh.docs import notes as notes_doc
@@ -22,6 +21,7 @@ from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan import editor
 from memento_gh.plan.model import DONE, PENDING, RUNNING, SKIPPED, Plan
 from memento_gh.plan.scanner import parse
+from memento_gh.records import NamedTuple
 from memento_gh.workspace import Workspace
 
 MODES = {"pause": "paused", "resume": "auto", "stop": "stopped"}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+
+from memento_gh.records import NamedTuple
 
 PLAN_NAME = "MASTER_PLAN.md"
 MAP_NAME = "PROJECT_MAP.md"

@@ -15,10 +15,11 @@ import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memento_gh.errors import UserError
 from memento_gh.files import decode_utf8
+from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -42,6 +43,7 @@ _SAFE_OPTIONS = (
     "core.fsmonitor=false",
 )
 _DIFF_OPTIONS = ("-z", "--no-color", "--no-ext-diff", "--no-textconv")
+_NO_MAINTENANCE = ("maintenance.auto=false", "gc.auto=0")
 _STATUS = (
     "status",
     "--porcelain=v2",
@@ -321,7 +323,12 @@ class Workspace:
         return RollbackReport(tuple(restored), tuple(removed), tuple(kept), stash, left)
 
     def commit(
-        self, message: str, paths: Sequence[str] | None = None, *, new: Iterable[str] | None = None
+        self,
+        message: str,
+        paths: Sequence[str] | None = None,
+        *,
+        new: Iterable[str] | None = None,
+        maintenance: bool = True,
     ) -> str:
         """Stage everything (or just ``paths``, deletions included) and commit it with
         ``message`` byte for byte; return the new sha. No hooks run and nothing is signed.
@@ -329,7 +336,11 @@ class Workspace:
         ``new`` says which of ``paths`` git may not know yet: only those are staged first
         (``commit --only`` takes the others from the work tree itself), which spares a git
         process when there are none. Should git not know another one after all, the commit
-        fails and is made again with every path staged."""
+        fails and is made again with every path staged.
+
+        ``maintenance`` False skips git's automatic maintenance after the commit (another
+        process, which packs loose objects once they pile up): a caller that commits often
+        lets it run now and then instead of every time."""
         only: list[str] = []
         if paths is None:
             self._git("add", "-A")
@@ -343,14 +354,15 @@ class Workspace:
         stdin = message.encode("utf-8")
         # Git may not invent an identity (user.useConfigOnly): a repository without one
         # fails here, and only then is the configuration read to fill in the fallback.
+        settings = ("commit.gpgsign=false", *(() if maintenance else _NO_MAINTENANCE))
         status, _, _ = self._try_git(
-            *arguments, stdin=stdin, config=("commit.gpgsign=false", "user.useConfigOnly=true")
+            *arguments, stdin=stdin, config=(*settings, "user.useConfigOnly=true")
         )
         if status != 0:
             if paths is not None and new is not None:
                 self._stage(chosen)
             missing = self._missing_identity()
-            self._git(*arguments, stdin=stdin, config=("commit.gpgsign=false", *missing))
+            self._git(*arguments, stdin=stdin, config=(*settings, *missing))
         sha = self._head_file() or self.head()
         assert sha is not None
         return sha

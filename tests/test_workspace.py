@@ -813,3 +813,17 @@ def test_init_repository_makes_a_repository_whose_commits_need_no_identity(
 def test_init_repository_in_a_missing_folder_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no such folder"):
         init_repository(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("maintenance", [True, False])
+def test_a_commit_runs_gits_automatic_maintenance_only_when_asked(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, maintenance: bool
+) -> None:
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    write(repo, "a.txt", "changed\n")
+
+    Workspace(repo).commit("change a", ["a.txt"], maintenance=maintenance)
+
+    started = [line for line in trace.read_text().splitlines() if '"child_start"' in line]
+    assert any('"maintenance"' in line for line in started) is maintenance

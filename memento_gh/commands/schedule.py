@@ -14,11 +14,12 @@ import sys
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from memento_gh import crontab, files
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
+from memento_gh.records import NamedTuple
 
 CRONTAB_VARIABLE = "MEMENTO_CRONTAB"
 NO_CRON = (

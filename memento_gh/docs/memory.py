@@ -33,13 +33,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memento_gh.layout import MEMORY_FILE_NAMES, MEMORY_FOLDER
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.model import ERROR, WARNING, Problem
 from memento_gh.plan.scanner import split_lines
+from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:  # datetime is imported where times are used: validate's start-up budget
     from datetime import datetime

@@ -30,12 +30,12 @@ backtick run in it, so a line ``## [...] Tick #999`` of output is never a new en
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import NamedTuple
 
 from memento_gh.lazy_re import LazyPattern
 from memento_gh.markdown import FENCE_OPENED, NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.scanner import split_lines
+from memento_gh.records import NamedTuple
 
 HEADER = "# TICK STATUS LOG"
 ARCHIVE_DIR = "logs/status_archive"

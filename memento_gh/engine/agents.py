@@ -18,12 +18,13 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from memento_gh.engine.process import DEFAULT_GRACE, ProcessResult, run_in_group
 from memento_gh.errors import UserError
 from memento_gh.lazy_re import LazyPattern
 from memento_gh.plan.model import Task
+from memento_gh.records import NamedTuple
 
 COMMAND = "command"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from memento_gh.records import NamedTuple
 
 MODIFIED = "modified"
 ADDED = "added"

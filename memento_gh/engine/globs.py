@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import NamedTuple
+
+from memento_gh.records import NamedTuple
 
 _WILDCARDS = frozenset("*?[")
 

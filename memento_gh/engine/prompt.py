@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memento_gh.engine.globs import has_wildcards, normalize
 from memento_gh.plan.model import Plan, Task
+from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:  # the notes module is imported only when there are notes to show
     from memento_gh.docs.notes import Note

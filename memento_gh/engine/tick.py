@@ -14,7 +14,7 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memento_gh import files
 from memento_gh.docs import status_log
@@ -38,6 +38,7 @@ from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, 
 from memento_gh.plan.scanner import no_cyclic_gc, parse
 from memento_gh.plan.validate import check_plan_text
 from memento_gh.plan.values import format_time
+from memento_gh.records import NamedTuple
 from memento_gh.workspace import (
     FileChange,
     GitError,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 
 Clock = Callable[[], datetime]
 STATUS_HEADER = "# TICK STATUS LOG\n\n"
+#: One tick in this many lets git's automatic maintenance follow its commits.
+MAINTENANCE_EVERY = 20
 #: Files the engine itself writes during a tick; never the agent's change, never committed.
 WORKING_FILES = ("logs/", ".memento.lock", ".memento_alert")
 #: Set in the environment of the agent and verify to a value of this tick's own (their
@@ -325,7 +328,9 @@ class _Tick:
         if self.config.shared is not None:
             outcome = self._publish_result(claimed, attempt, outcome)
             self.claim_value = None
-        self._mark_running(None)
+        # Not flushed: lost to a power cut, the marker left names a task that is committed
+        # by now, and the next tick's recovery finds nothing of it to undo.
+        self._mark_running(None, durable=False)
         self.say(f"  {outcome.outcome}: {outcome.message}")
         return outcome
 
@@ -1138,7 +1143,10 @@ class _Tick:
         bookkeeping = self._bookkeeping_paths()
         paths = [*paths, *(path for path in bookkeeping if path not in paths)]
         new = [*added, *(path for path in bookkeeping if path not in self.known)]
-        self.head = self.workspace.commit(message, paths, new=new)
+        # git's automatic maintenance (a process of its own after each commit) runs on one
+        # tick in MAINTENANCE_EVERY: often enough to pack what the ticks leave loose.
+        maintenance = self._tick_number() % MAINTENANCE_EVERY == 0
+        self.head = self.workspace.commit(message, paths, new=new, maintenance=maintenance)
         self.known.update(bookkeeping)
         return self.head
 
@@ -1168,7 +1176,7 @@ class _Tick:
             self.keep = [*patterns, *WORKING_FILES]
         return self.keep
 
-    def _mark_running(self, task_id: str | None) -> None:
+    def _mark_running(self, task_id: str | None, *, durable: bool = True) -> None:
         """Say under .git/ that this tick is writing (and which task it runs), with the tag
         of the processes it starts."""
         marker = {
@@ -1180,7 +1188,7 @@ class _Tick:
         if self.config.shared is not None:
             marker["base"] = self.base
             marker["claim"] = self.claim_value if task_id else None
-        files.write_atomic(self.scratch / "running.json", json_object(marker))
+        files.write_atomic(self.scratch / "running.json", json_object(marker), durable=durable)
 
     def _clear_running_marker(self) -> None:
         (self.scratch / "running.json").unlink(missing_ok=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
 from memento_gh.lazy_re import LazyPattern
+from memento_gh.records import NamedTuple
 
 HEAD_LINES = 5
 HEAD_WIDTH = 300

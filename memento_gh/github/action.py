@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from memento_gh import files, remote
 from memento_gh.controls import Control, apply_control, record_refused
@@ -32,6 +32,7 @@ from memento_gh.layout import Layout
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, Plan
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import check_worker_id
+from memento_gh.records import NamedTuple
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:

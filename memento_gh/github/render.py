@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, Protocol
+from typing import Protocol
 from urllib.parse import quote
 
 from memento_gh.controls import Control
@@ -23,6 +23,7 @@ from memento_gh.engine.schedule import pick
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.model import BLOCKED, DONE, PENDING, RESOLVED, RUNNING, SKIPPED, Plan, Task
+from memento_gh.records import NamedTuple
 
 LABEL = "memento"
 BLOCKED_LABEL = "memento:blocked"

@@ -7,9 +7,10 @@ Each reader takes the raw text of a value and returns a Python value, or raises
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memento_gh.lazy_re import LazyPattern
+from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:  # datetime is imported where times are read: validate's start-up budget
     from datetime import datetime
