@@ -22,30 +22,15 @@ from typing import NamedTuple
 
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
+from testing import ticks
 from testing.agents import AGENTS_DIR
 from testing.plans import meta_block, phase_block, task_block
 from testing.repos import bare_repo, clone, commit_all, git, init_repo
 
 SLEEPY = AGENTS_DIR / "sleepy.py"
 BRANCH = "main"
-META: Mapping[str, str] = {
-    "created": "2026-11-29",
-    "tick_mode": "auto",
-    "max_retries": "3",
-    "max_tasks_per_tick": "1",
-    "max_diff_lines": "200",
-    "stale_lock_timeout": "15min",
-    "circuit_breaker_threshold": "5",
-    "blocked_ratio_limit": "0.5",
-    "clean_ignore": ".memento_cleanignore",
-    "status_max_entries": "500",
-    "agent_timeout": "60s",
-    "verify_timeout": "30s",
-    "total_ticks": "0",
-    "total_tasks": "0",
-    "completed_tasks": "0",
-    "consecutive_failed_ticks": "0",
-}
+#: The tick tests' Meta, with room in the status log for a whole pool's results.
+META: Mapping[str, str] = {**ticks.META, "status_max_entries": "500", "total_tasks": "0"}
 GITIGNORE = "logs/\n.memento.lock\n.memento_alert\n"
 
 
