@@ -463,6 +463,7 @@ class Run:
         plan_path = f"{self.settings.plan_dir}/MASTER_PLAN.md"
         operations = reconcile.task_operations(plan, records, found, plan_path=plan_path)
         operations += reconcile.breaker_operations(plan, records, found)
+        operations += reconcile.duplicate_operations(found)
         created = self._carry_out(operations)
         links = {task: issue.url for task, issue in found.tasks.items()}
         links.update({task: url for task, url in created.items() if task})

@@ -51,32 +51,59 @@ class Reply(NamedTuple):
 Operation = Create | Edit | Reply
 
 
+class Duplicate(NamedTuple):
+    """An open issue whose marker another issue, the one memento keeps, already has."""
+
+    issue: IssueLike
+    kept: IssueLike
+
+
 class Found(NamedTuple):
     """The memento issues by what they are for, from their markers."""
 
     tasks: Mapping[str, IssueLike]
     dashboard: IssueLike | None
     breaker: IssueLike | None
+    duplicates: tuple[Duplicate, ...] = ()
 
 
 def find_issues(issues: Sequence[IssueLike]) -> Found:
-    """Sort issues by marker. Of two issues with one marker (made by hand, or by a run
-    that died between the create and its answer), an open one wins, then the oldest."""
-    tasks: dict[str, IssueLike] = {}
-    dashboard: IssueLike | None = None
-    tripped: IssueLike | None = None
+    """Sort issues by marker. Of two issues with one marker (made by hand, by a run that
+    died between the create and its answer, or by two workers syncing at once), an open
+    one wins, then the oldest; the other open ones are duplicates."""
+    kept: dict[tuple[str, str | None], IssueLike] = {}
+    duplicates: list[Duplicate] = []
     for issue in sorted(issues, key=lambda found: (found.state != "open", found.number)):
         marker = render.read_marker(issue.body)
-        if marker is None:
+        if marker is None or marker[0] not in _KEPT_KINDS:
             continue
-        kind, value = marker
-        if kind == render.TASK_KIND and value and value not in tasks:
-            tasks[value] = issue
-        elif kind == render.DASHBOARD_KIND and dashboard is None:
-            dashboard = issue
-        elif kind == render.BREAKER_KIND and tripped is None:
-            tripped = issue
-    return Found(tasks, dashboard, tripped)
+        if marker[0] == render.TASK_KIND and not marker[1]:
+            continue
+        key = marker if marker[0] == render.TASK_KIND else (marker[0], None)
+        if key not in kept:
+            kept[key] = issue
+        elif issue.state == "open":
+            duplicates.append(Duplicate(issue, kept[key]))
+    tasks = {value: issue for (kind, value), issue in kept.items() if value is not None}
+    return Found(
+        tasks,
+        kept.get((render.DASHBOARD_KIND, None)),
+        kept.get((render.BREAKER_KIND, None)),
+        tuple(duplicates),
+    )
+
+
+_KEPT_KINDS = (render.TASK_KIND, render.DASHBOARD_KIND, render.BREAKER_KIND)
+
+
+def duplicate_operations(found: Found) -> list[Operation]:
+    """Each open duplicate gets a reply naming the issue memento keeps, and is closed."""
+    operations: list[Operation] = []
+    for duplicate in found.duplicates:
+        number = duplicate.issue.number
+        operations.append(Reply(number, render.duplicate_comment(duplicate.kept.number)))
+        operations.append(Edit(number, state="closed", state_reason="not_planned"))
+    return operations
 
 
 def task_operations(

@@ -283,6 +283,17 @@ def breaker_issue(reason: str, when: str) -> IssueText:
     return IssueText("memento: circuit breaker tripped", _join(lines), (LABEL, BREAKER_LABEL))
 
 
+def duplicate_comment(kept: int) -> str:
+    """The comment that closes a second issue for one purpose (two runs made one each)."""
+    return _join(
+        [
+            marker(GENERATED_KIND),
+            f"memento keeps #{kept} for this; this issue was made a second time (two runs "
+            "created it at once). Closing.",
+        ]
+    )
+
+
 def breaker_resolved_comment() -> str:
     return _join([marker(GENERATED_KIND), "The circuit breaker no longer holds the plan. Closing."])
 

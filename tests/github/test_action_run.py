@@ -332,3 +332,23 @@ def test_a_decision_learned_in_a_comment_is_recorded_once_with_the_comment_as_ev
     project.run("schedule")  # the catch-up scan finds the comment applied already
     assert project.show("docs/memory/decisions.md").count("Session storage") == 1
     assert [r["content"] for r in github.reactions(comment["id"])] == ["+1"]
+
+
+def test_dashboards_made_twice_by_two_workers_at_once_end_as_one(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    project.script({"T-101": good("T-101")})
+    project.run("schedule")
+    [first] = project.memento_issues("dashboard")
+    # Another worker's run listed the issues before this one's dashboard existed.
+    labels = [label["name"] for label in first["labels"]]
+    second = github.add_issue(first["title"], first["body"], labels=labels)
+
+    project.run("schedule")
+
+    still_open = [i["number"] for i in project.memento_issues("dashboard") if i["state"] == "open"]
+    assert still_open == [first["number"]]
+    closed = github.issue(second["number"])
+    assert (closed["state"], closed["state_reason"]) == ("closed", "not_planned")
+    [reply] = github.comments(second["number"])
+    assert f"#{first['number']}" in reply["body"]

@@ -88,6 +88,26 @@ def test_of_two_issues_with_one_marker_the_open_one_counts() -> None:
         [task_issue(2, "T-1", state="closed"), task_issue(9, "T-1"), task_issue(12, "T-1")]
     )
     assert found.tasks["T-1"].number == 9
+    assert [(d.issue.number, d.kept.number) for d in found.duplicates] == [(12, 9)]
+
+
+def test_a_second_open_issue_for_one_purpose_is_answered_and_closed() -> None:
+    dashboards = [Issue(n, render.marker(render.DASHBOARD_KIND) + "\nbody") for n in (5, 3, 8)]
+    found = reconcile.find_issues([*dashboards, task_issue(4, "T-1"), task_issue(6, "T-2")])
+
+    assert found.dashboard is not None and found.dashboard.number == 3
+    operations = reconcile.duplicate_operations(found)
+    assert [type(op).__name__ for op in operations] == ["Reply", "Edit", "Reply", "Edit"]
+    assert [op.number for op in operations] == [5, 5, 8, 8]
+    reply = operations[0]
+    assert isinstance(reply, Reply) and "#3" in reply.body and render.is_generated(reply.body)
+    assert operations[1] == Edit(5, state="closed", state_reason="not_planned")
+
+
+def test_closed_issues_are_never_duplicates() -> None:
+    found = reconcile.find_issues([task_issue(2, "T-1", state="closed"), task_issue(9, "T-1")])
+    assert found.duplicates == ()
+    assert reconcile.duplicate_operations(found) == []
 
 
 def test_issues_without_a_marker_are_not_memento_issues() -> None:
