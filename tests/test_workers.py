@@ -68,6 +68,7 @@ def test_four_workers_complete_forty_parallel_tasks_each_exactly_once(tmp_path: 
     assert all("the plan rests — 🎉 ALL TASKS COMPLETE" in out for out in outputs), outputs
     assert_pool_finished(pool, tmp_path, tasks)
     assert pool.runs() == dict.fromkeys(tasks, 1)  # no task's agent ran twice
+    assert pool.history().claims() == dict.fromkeys(tasks, 1)  # no claim lost or repeated
     assert pool.history().overlaps(set(tasks))  # the workers really ran side by side
     assert simultaneous(agent_spans(pool)) > 0
     workers = {commit.worker for commit in pool.history().of_kind("memento: complete ")}
