@@ -1,3 +1,3 @@
-from memento_gh.cli import main
+from memento_gh.cli import program
 
-raise SystemExit(main())
+program()

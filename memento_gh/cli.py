@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from memento_gh import __version__
 from memento_gh.errors import UserError
@@ -470,6 +470,28 @@ def crash_message(error: BaseException) -> str:
     )
 
 
+#: Commands whose process ends with them and that hold a whole plan's objects: the program
+#: leaves without the interpreter's clean-up (see ``program``).
+QUICK_EXIT = frozenset({"tick", "validate"})
+
+
+def program() -> NoReturn:
+    """The ``memento`` executable: ``main``, then the exit.
+
+    After a tick or a validation the interpreter would free, one by one, the objects of the
+    whole plan and of every module before the process ends: about 11 ms of a 1,000-task
+    tick. Everything the command wrote is closed by then and stdout and stderr are flushed
+    here, so those two commands end the process at once. ``main`` itself returns, for
+    callers in the same process (tests)."""
+    code = main()
+    if chosen_command(sys.argv[1:]) in QUICK_EXIT:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
@@ -524,4 +546,4 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    program()
