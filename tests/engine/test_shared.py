@@ -80,6 +80,21 @@ def tick_process(pool: Pool, index: int) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def tick_killed_at(pool: Pool, point: str) -> None:
+    """A ``memento tick --push`` in clone 0 that dies (SIGKILL) at checkpoint ``point``."""
+    crashed = run_memento(
+        "tick",
+        "--push",
+        "--worker-id",
+        "w0",
+        "--agent-cmd",
+        pool.agent_command(),
+        cwd=pool.clones[0],
+        env=pool.env({"MEMENTO_CRASH_AT": point}),
+    )
+    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+
+
 def push_edit(pool: Pool, index: int, edit: Callable[[Path], None], message: str) -> None:
     """Another clone changes files and pushes, as a human or a worker would."""
     root = pool.clones[index]
@@ -214,17 +229,7 @@ def test_a_stale_claim_of_a_dead_worker_is_reset_and_run(pool: Pool) -> None:
 def test_a_worker_killed_after_its_claim_landed_fails_that_attempt_on_the_remote(
     pool: Pool,
 ) -> None:
-    crashed = run_memento(
-        "tick",
-        "--push",
-        "--worker-id",
-        "w0",
-        "--agent-cmd",
-        pool.agent_command(),
-        cwd=pool.clones[0],
-        env=pool.env({"MEMENTO_CRASH_AT": "attempted"}),
-    )
-    assert crashed.returncode == -9
+    tick_killed_at(pool, "attempted")
     assert marker(remote_plan(pool), FIRST) == "~"
 
     result = tick(pool, 0)
@@ -239,15 +244,7 @@ def test_a_worker_killed_after_its_claim_landed_fails_that_attempt_on_the_remote
 
 
 def test_a_worker_killed_before_its_claim_landed_leaves_nothing_behind(pool: Pool) -> None:
-    crashed = run_memento(
-        "tick",
-        "--push",
-        "--agent-cmd",
-        pool.agent_command(),
-        cwd=pool.clones[0],
-        env=pool.env({"MEMENTO_CRASH_AT": "marked"}),
-    )
-    assert crashed.returncode == -9
+    tick_killed_at(pool, "marked")
 
     result = tick(pool, 0)
 
