@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testing/ from a 
 
 from playwright.sync_api import Browser, Page, ViewportSize, sync_playwright
 
-from memento_gh.docs import status_log
-from memento_gh.docs.status_log import FAILED, SUCCESS, TickEntry
+from memento_gh.formats import status_log
+from memento_gh.formats.status_log import FAILED, SUCCESS, TickEntry
 from testing.browser import launch_chromium, start_dashboard
 from testing.plans import large_plan
 from testing.ticks import NOTES, STATUS, make_project

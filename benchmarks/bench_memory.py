@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from memento_gh.docs import memory
 from memento_gh.engine.prompt import build_prompt, task_block
+from memento_gh.formats import memory
 from memento_gh.plan.model import Plan, Task
 from memento_gh.plan.scanner import parse
 

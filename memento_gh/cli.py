@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from memento_gh import __version__
-from memento_gh.errors import UserError
+from memento_gh.errors import UserError, crash_message
 from memento_gh.layout import Layout
 
 if TYPE_CHECKING:
@@ -448,26 +448,6 @@ def _dispatch(args: argparse.Namespace | SimpleNamespace) -> int:
         raise AssertionError(f"the command {name!r} has a parser but no handler")
     handler: Command = importlib.import_module(HANDLERS[name]).run
     return handler(args, layout)
-
-
-def crash_message(error: BaseException) -> str:
-    """The two lines an unexpected exception gets, its traceback saved to a log if possible."""
-    import tempfile  # only a crash pays for these imports
-    import traceback
-
-    report = Path(tempfile.gettempdir()) / "memento-crash.log"
-    summary = f"memento: internal error: {type(error).__name__}: {' '.join(str(error).split())}"
-    try:
-        report.write_text(
-            f"memento {__version__}\nargv: {sys.argv}\n\n"
-            + "".join(traceback.format_exception(type(error), error, error.__traceback__)),
-            encoding="utf-8",
-        )
-    except OSError:
-        return f"{summary}\nThis is a bug in memento; please report it with the command you ran."
-    return (
-        f"{summary} (details: {report})\nThis is a bug in memento; please report it with that file."
-    )
 
 
 #: Commands whose process ends with them and that hold a whole plan's objects: the program

@@ -1,6 +1,14 @@
-"""The one exception users see: a sentence they can act on."""
+"""The one exception users see (a sentence they can act on), and what an unexpected one
+gets instead of a traceback."""
 
 from __future__ import annotations
+
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from memento_gh import __version__
 
 
 class UserError(Exception):
@@ -8,3 +16,20 @@ class UserError(Exception):
 
     The CLI prints it without a traceback and exits 1.
     """
+
+
+def crash_message(error: BaseException) -> str:
+    """The two lines an unexpected exception gets, its traceback saved to a log if possible."""
+    report = Path(tempfile.gettempdir()) / "memento-crash.log"
+    summary = f"memento: internal error: {type(error).__name__}: {' '.join(str(error).split())}"
+    try:
+        report.write_text(
+            f"memento {__version__}\nargv: {sys.argv}\n\n"
+            + "".join(traceback.format_exception(type(error), error, error.__traceback__)),
+            encoding="utf-8",
+        )
+    except OSError:
+        return f"{summary}\nThis is a bug in memento; please report it with the command you ran."
+    return (
+        f"{summary} (details: {report})\nThis is a bug in memento; please report it with that file."
+    )

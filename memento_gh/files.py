@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from memento_gh.errors import UserError
@@ -21,6 +22,11 @@ def read_text(path: Path) -> str:
     except OSError as error:
         raise UserError(f"{path}: cannot read it ({error.strerror})") from None
     return decode_utf8(data, path)
+
+
+def read_optional(path: Path) -> str | None:
+    """``read_text`` of a file that may be missing (None then)."""
+    return read_text(path) if path.exists() else None
 
 
 class NotUtf8(UserError):
@@ -50,7 +56,9 @@ def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
     """
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
-    temporary, handle = _create_beside(path)
+    # Beside the target, readable by its owner only until it is renamed.
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    temporary = Path(name)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(text.encode("utf-8"))
@@ -66,20 +74,6 @@ def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-
-
-def _create_beside(path: Path) -> tuple[Path, int]:
-    """A new, empty file next to ``path`` (``.<name>.<random>.tmp``, created exclusively,
-    readable by its owner only until it is renamed) and its open descriptor. Our own
-    ``tempfile.mkstemp``: importing tempfile cost more than the write it served."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    for _ in range(100):
-        temporary = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
-        try:
-            return temporary, os.open(temporary, flags, 0o600)
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def make_folder(path: Path, command: str, hint: str) -> None:

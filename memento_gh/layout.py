@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-from memento_gh.records import NamedTuple
+from typing import NamedTuple
 
 PLAN_NAME = "MASTER_PLAN.md"
 MAP_NAME = "PROJECT_MAP.md"
 NOTES_NAME = "HUMAN_NOTES.md"
 STATUS_NAME = "TICK_STATUS.md"
 STATE_NAME = "STATE.md"
-#: The lesson files (docs/memory.py reads and writes them), under the plan folder.
+#: The lesson files (formats/memory.py reads and writes them), under the plan folder.
 MEMORY_FOLDER = "memory"
 MEMORY_FILE_NAMES = ("known-issues.md", "decisions.md", "preferences.md")
 

@@ -3,7 +3,7 @@ a fenced code block or an HTML comment, where nothing is structure."""
 
 from __future__ import annotations
 
-from memento_gh.records import NamedTuple
+from typing import NamedTuple
 
 NORMAL, INSIDE, FENCE_OPENED, COMMENT_OPENED = "normal", "inside", "fence-opened", "comment-opened"
 

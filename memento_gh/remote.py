@@ -24,10 +24,10 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from memento_gh.errors import UserError
-from memento_gh.records import NamedTuple
 from memento_gh.workspace import GitError, NetworkError, Workspace
 
 # The identity GitHub shows with its own avatar for commits made by a workflow's token.

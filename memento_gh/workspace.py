@@ -15,11 +15,10 @@ import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh.errors import UserError
 from memento_gh.files import decode_utf8
-from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:
     from datetime import timedelta

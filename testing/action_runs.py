@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from memento_gh.controls import Control, apply_control
+from memento_gh.controls.apply import apply_control
+from memento_gh.controls.model import Control
 from memento_gh.github import action
 from memento_gh.github.sync import GitHub
 from memento_gh.layout import Layout

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from memento_gh.docs.notes import Note, parse_notes
-from memento_gh.docs.status_log import Event, ParsedEntry, Record, parse_status
+from memento_gh.formats.notes import Note, parse_notes
+from memento_gh.formats.status_log import Event, ParsedEntry, Record, parse_status
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from testing.agents import Action, Script, scripted_command, scripted_env, write_script

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from memento_gh.commands.init import WORKFLOW, support_scaffold
-from memento_gh.docs.notes import parse_notes
+from memento_gh.formats.notes import parse_notes
 from memento_gh.github.sync import GitHub
 from memento_gh.plan.scanner import parse
+from memento_gh.scaffold import WORKFLOW, support_scaffold
 from testing.act import (
     DEFAULT_REPOSITORY,
     DEFAULT_TOKEN,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from memento_gh import __version__
-from memento_gh.commands.init import WORKFLOW, support_scaffold
+from memento_gh.scaffold import WORKFLOW, support_scaffold
 from testing.act import ActRun, act_binary, repository_with_origin, run_workflow
 
 PROJECT = Path(__file__).resolve().parents[1]

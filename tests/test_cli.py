@@ -19,7 +19,8 @@ import pytest
 
 import memento_gh
 from memento_gh import cli
-from memento_gh.cli import build_parser, crash_message, main
+from memento_gh.cli import build_parser, main
+from memento_gh.errors import crash_message
 from testing.cli import run_memento
 from testing.plans import large_plan, phase_block, plan_text, task_block
 

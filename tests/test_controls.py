@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.docs.notes import parse_notes
-from memento_gh.docs.state import parse_state
+from memento_gh.formats.notes import parse_notes
+from memento_gh.formats.state import parse_state
 from testing.cli import run_memento
 from testing.ticks import UNSET, Project, good, make_project, one_phase, plan_of, task
 

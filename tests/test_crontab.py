@@ -8,8 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memento_gh import crontab
-from memento_gh.crontab import (
+from memento_gh.cron import line as crontab
+from memento_gh.cron.fields import next_fire_in, parse_cron
+from memento_gh.cron.line import (
     cron_expression,
     find_line,
     install_line,
@@ -18,7 +19,6 @@ from memento_gh.crontab import (
     render_line,
     schedule_of,
 )
-from memento_gh.dashboard.cron import next_fire_in, parse_cron
 from memento_gh.interval import format_interval, interval_arg, parse_interval
 
 REPO = "/home/ann/shop"

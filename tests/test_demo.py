@@ -23,10 +23,10 @@ from typing import NamedTuple
 
 import pytest
 
-from memento_gh.commands.validate import check_plan_text
+from memento_gh.checks import check_plan_text
 from memento_gh.demo import agent, project
-from memento_gh.docs.notes import parse_notes
-from memento_gh.docs.status_log import Event, ParsedEntry, parse_status
+from memento_gh.formats.notes import parse_notes
+from memento_gh.formats.status_log import Event, ParsedEntry, parse_status
 from memento_gh.plan.model import DONE
 from memento_gh.plan.scanner import parse
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from memento_gh.commands.init import ACTION_REF, WORKFLOW, support_scaffold
+from memento_gh.scaffold import ACTION_REF, WORKFLOW, support_scaffold
 from testing.act import act_binary, repository_with_origin, run_workflow
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from memento_gh.controls import Control, apply_control
+from memento_gh.controls.apply import apply_control
+from memento_gh.controls.model import Control
 from memento_gh.layout import Layout
 
 

@@ -21,7 +21,8 @@ from pathlib import Path, PurePosixPath
 from memento_gh import files
 from memento_gh.commands.init import check_plan_dir, write_file
 from memento_gh.commands.status import render_status
-from memento_gh.controls import Control, apply_control
+from memento_gh.controls.apply import apply_control
+from memento_gh.controls.model import Control
 from memento_gh.demo import agent, project
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError

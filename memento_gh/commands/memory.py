@@ -1,6 +1,6 @@
 """``memento memory`` (list the lessons) and ``memento learn`` (add a decision or preference).
 
-The lessons live in ``docs/memory/`` (see :mod:`memento_gh.docs.memory`). ``learn`` and
+The lessons live in ``docs/memory/`` (see :mod:`memento_gh.formats.memory`). ``learn`` and
 ``memory --archive`` edit those files under the repository lock, like the controls, and
 commit the file they changed unless it had other uncommitted changes.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memento_gh import files
-from memento_gh.docs import memory
 from memento_gh.errors import UserError
+from memento_gh.formats import memory
 from memento_gh.layout import Layout, display
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.output import paint, wants_color

@@ -19,11 +19,11 @@ from typing import TextIO
 
 from memento_gh import files
 from memento_gh.commands.tick import tick_config
-from memento_gh.engine import schedule
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.interval import format_interval
 from memento_gh.layout import Layout
+from memento_gh.plan import schedule
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
 

@@ -1,106 +1,24 @@
 """``memento schedule install|remove|show``: the user's crontab line that ticks this repository.
 
-The text work is ``memento_gh.crontab``'s; this reads and writes the crontab, through
-``crontab -l`` / ``crontab -`` or, when ``--crontab FILE`` or ``$MEMENTO_CRONTAB`` names one,
-a plain file (for tests, and for people who keep their crontab in a file).
+The line's text is ``cron.line``'s, and ``cron.table`` reads and writes the crontab.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
 
-from memento_gh import crontab, files
+from memento_gh.cron import line as crontab
+from memento_gh.cron.table import Crontab, crontab_for, repo_marker
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
-from memento_gh.records import NamedTuple
 
-CRONTAB_VARIABLE = "MEMENTO_CRONTAB"
-NO_CRON = (
-    "the `crontab` command is not installed; install cron (e.g. `sudo apt install cron`), "
-    "or keep `memento run --every 5m` running in the foreground instead"
-)
 #: Tick options whose default comes from no environment variable: left out when unchanged.
 #: The others are written out even when a variable set them, since cron will not have it.
 PLAIN_DEFAULTS = {"remote": "origin"}
-CRONTAB_TIMEOUT = 30
-
-
-class Crontab(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    def read(self) -> str: ...
-    def write(self, text: str) -> None: ...
-
-
-class CrontabFile(NamedTuple):
-    path: Path
-
-    @property
-    def name(self) -> str:
-        return display(self.path)
-
-    def read(self) -> str:
-        return files.read_text(self.path) if self.path.exists() else ""
-
-    def write(self, text: str) -> None:
-        files.write_atomic(self.path, text)
-
-
-class UserCrontab(NamedTuple):
-    name: str = "your crontab"
-
-    def read(self) -> str:
-        done = _crontab("-l")
-        if done.returncode != 0:
-            if "no crontab" in done.stderr.lower():
-                return ""  # a user who never had one: as good as empty
-            raise UserError(f"`crontab -l` failed: {_said(done)}; check that cron works for you")
-        return done.stdout
-
-    def write(self, text: str) -> None:
-        done = _crontab("-", text=text)
-        if done.returncode != 0:
-            raise UserError(f"`crontab -` refused the new crontab: {_said(done)}")
-
-
-def _crontab(*args: str, text: str = "") -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["crontab", *args],
-            input=text,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=CRONTAB_TIMEOUT,
-        )
-    except FileNotFoundError:
-        raise UserError(NO_CRON) from None
-    except subprocess.TimeoutExpired:
-        raise UserError(
-            f"`crontab {' '.join(args)}` did not answer in {CRONTAB_TIMEOUT}s"
-        ) from None
-
-
-def _said(done: subprocess.CompletedProcess[str]) -> str:
-    return " ".join(done.stderr.split()) or f"exit status {done.returncode}"
-
-
-def crontab_for(chosen: str | None, environ: Mapping[str, str] = os.environ) -> Crontab:
-    """The file ``--crontab`` or ``$MEMENTO_CRONTAB`` names, else the user's crontab."""
-    path = chosen or environ.get(CRONTAB_VARIABLE)
-    return CrontabFile(Path(path)) if path else UserCrontab()
-
-
-def repo_marker(layout: Layout) -> str:
-    return crontab.marker(str(layout.root.resolve()))
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
@@ -165,7 +83,7 @@ def show(layout: Layout, table: Crontab) -> int:
 
 
 def _next_line(expression: str) -> str:
-    from memento_gh.dashboard import cron
+    from memento_gh.cron import fields as cron
 
     try:
         parsed = cron.parse_cron(expression)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memento_gh import files
-from memento_gh.commands.validate import check_plan_text, read_working_tree
+from memento_gh.checks import check_plan_text
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
 from memento_gh.output import paint, wants_color
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
             "or pass -C/--plan-dir to point at it"
         )
     plan, problems = check_plan_text(
-        files.read_text(layout.plan), read_working_tree(layout.project_map)
+        files.read_text(layout.plan), files.read_optional(layout.project_map)
     )
     errors = sum(1 for problem in problems if problem.severity == ERROR)
     data = summary(plan, display(layout.plan), errors)

@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memento_gh import files
-from memento_gh.docs.notes import GLOBAL, parse_notes
-from memento_gh.docs.project_map import parse_project_map
+from memento_gh.checks import check_plan_text
 from memento_gh.errors import UserError
+from memento_gh.formats.notes import GLOBAL, parse_notes
+from memento_gh.formats.project_map import parse_project_map
 from memento_gh.layout import (
     MAP_NAME,
     MEMORY_FILE_NAMES,
@@ -25,17 +26,12 @@ from memento_gh.output import paint, wants_color
 from memento_gh.plan import editor
 from memento_gh.plan.model import ERROR, WARNING, Problem
 from memento_gh.plan.scanner import parse
-from memento_gh.plan.validate import check_plan_text as check_plan_text  # noqa: PLC0414
 from memento_gh.plan.validate import counted, parse_once
 
 Reader = Callable[[Path], "str | None"]
 KINDS = {PLAN_NAME: "plan", MAP_NAME: "map", NOTES_NAME: "notes"}
 MISSING = "no such file; run `memento init` to create it"
 NOT_STAGED = "not in git's index; `git add` it, or check the working tree without --index"
-
-
-def read_working_tree(path: Path) -> str | None:
-    return files.read_text(path) if path.exists() else None
 
 
 def check_file(path: Path, read: Reader, missing: str = MISSING) -> list[Problem]:
@@ -55,7 +51,7 @@ def check_file(path: Path, read: Reader, missing: str = MISSING) -> list[Problem
     elif kind == "map":
         problems = list(parse_project_map(text).problems)
     elif kind == "memory":
-        from memento_gh.docs.memory import memory_problems  # only where there is memory
+        from memento_gh.formats.memory import memory_problems  # only where there is memory
 
         problems = memory_problems(text, path.name)
     else:
@@ -129,7 +125,7 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     paths: Sequence[Path] = [layout.root / path for path in args.files] or default_files(layout)
     if args.index and args.fix:
         raise UserError("--fix rewrites files in the working tree; it cannot be used with --index")
-    read: Reader = index_reader(layout.root) if args.index else read_working_tree
+    read: Reader = index_reader(layout.root) if args.index else files.read_optional
     if args.fix:
         for path in paths:
             if path.name == PLAN_NAME and path.exists():

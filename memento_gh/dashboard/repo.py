@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from memento_gh import files
-from memento_gh.commands.validate import check_plan_text, read_working_tree
-from memento_gh.dashboard import cron, snapshot
+from memento_gh.checks import check_plan_text
+from memento_gh.cron import fields as cron
+from memento_gh.dashboard import snapshot
 from memento_gh.dashboard.writes import Rejected
-from memento_gh.docs.status_log import ParsedEntry, parse_status
+from memento_gh.formats.status_log import ParsedEntry, parse_status
 from memento_gh.layout import Layout, display
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan.model import ERROR, Plan
@@ -62,16 +63,16 @@ def load(layout: Layout, now: datetime) -> dict[str, Any]:
     """The page's state (``snapshot.build``) from the files as they are now."""
     version = stamp(layout)  # before reading: a change made meanwhile shows on the next poll
     plan, problems = check_plan_text(
-        files.read_text(layout.plan), read_working_tree(layout.project_map)
+        files.read_text(layout.plan), files.read_optional(layout.project_map)
     )
     data = snapshot.build(
         plan,
         display(layout.plan),
         errors=sum(1 for problem in problems if problem.severity == ERROR),
-        status_text=_optional(layout.status) or "",
-        notes_text=_optional(layout.notes) or "",
+        status_text=files.read_optional(layout.status) or "",
+        notes_text=files.read_optional(layout.notes) or "",
         schedules=[*schedules(layout), *crontab_schedules(layout, now)],
-        alert=_optional(layout.alert),
+        alert=files.read_optional(layout.alert),
         now=now,
     )
     data["version"] = version
@@ -82,13 +83,9 @@ def read_plan(layout: Layout) -> Plan:
     return parse(files.read_text(layout.plan))
 
 
-def _optional(path: Path) -> str | None:
-    return files.read_text(path) if path.is_file() else None
-
-
 def schedules(layout: Layout) -> list[snapshot.Schedule]:
     """The cron lines of the memento workflow, if the repository has one."""
-    text = _optional(layout.root / WORKFLOW)
+    text = files.read_optional(layout.root / WORKFLOW)
     if text is None:
         return []
     import yaml
@@ -105,8 +102,8 @@ def crontab_schedules(
 ) -> list[snapshot.Schedule]:
     """This repository's line in the crontab (``memento schedule install``), if there is one;
     a machine without cron, or a crontab that cannot be read, just has no such schedule."""
-    from memento_gh import crontab
-    from memento_gh.commands.schedule import crontab_for, repo_marker
+    from memento_gh.cron import line as crontab
+    from memento_gh.cron.table import crontab_for, repo_marker
     from memento_gh.errors import UserError
 
     table = crontab_for(None, environ)
@@ -167,7 +164,7 @@ def find_entry(status_text: str, tick: int, task_id: str) -> ParsedEntry:
 
 def commit_diff(layout: Layout, tick: int, task_id: str) -> str:
     """``git show`` of the commit that recorded a task's run in a tick."""
-    entry = find_entry(_optional(layout.status) or "", tick, task_id)
+    entry = find_entry(files.read_optional(layout.status) or "", tick, task_id)
     sha = entry.commit or _commit_of(layout.root, tick, task_id)
     if sha is None:
         raise Rejected(404, f"no commit records tick #{tick} of {task_id} on this branch")

@@ -33,7 +33,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memento_gh.controls import apply_control
+from memento_gh.controls.apply import apply_control
 from memento_gh.dashboard import repo, writes
 from memento_gh.dashboard.writes import Rejected
 from memento_gh.errors import UserError
@@ -195,7 +195,7 @@ def _error(status: int, message: str) -> Response:
 
 
 def _crash(error: Exception) -> Response:
-    from memento_gh.cli import crash_message
+    from memento_gh.errors import crash_message
 
     report = crash_message(error)
     print(report, file=sys.stderr, flush=True)

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone, tzinfo
-from typing import Any
+from typing import Any, NamedTuple
 
-from memento_gh.dashboard import cron, markup
-from memento_gh.docs.notes import parse_notes
-from memento_gh.docs.status_log import SUCCESS, Event, ParsedEntry, parse_status
+from memento_gh.cron import fields as cron
+from memento_gh.dashboard import markup
+from memento_gh.formats.notes import parse_notes
+from memento_gh.formats.status_log import SUCCESS, Event, ParsedEntry, parse_status
 from memento_gh.plan.model import Plan
 from memento_gh.plan.progress import summary
 from memento_gh.plan.values import format_time
-from memento_gh.records import NamedTuple
 
 #: The timeline shows the newest records only (the engine rotates the log at 50 by default).
 TIMELINE_LIMIT = 200

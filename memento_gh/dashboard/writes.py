@@ -16,13 +16,12 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
-from memento_gh.controls import Control
-from memento_gh.docs.notes import GLOBAL
+from memento_gh.controls.model import Control
+from memento_gh.formats.notes import GLOBAL
 from memento_gh.plan.model import MARKERS, Plan
 from memento_gh.plan.values import TASK_ID
-from memento_gh.records import NamedTuple
 
 TOKEN_HEADER = "x-memento-token"
 MAX_BODY = 64 * 1024  # bytes; a note is the largest thing the page sends

@@ -21,7 +21,10 @@ from collections.abc import Mapping
 from datetime import date
 from pathlib import PurePosixPath
 
-from memento_gh.commands.init import (
+from memento_gh.layout import MAP_NAME, NOTES_NAME, PLAN_NAME, STATUS_NAME
+from memento_gh.plan.scanner import parse
+from memento_gh.plan.validate import counted
+from memento_gh.scaffold import (
     META_DEFAULTS,
     fill,
     gitignore_with_ours,
@@ -30,9 +33,6 @@ from memento_gh.commands.init import (
     support_scaffold,
     template,
 )
-from memento_gh.layout import MAP_NAME, NOTES_NAME, PLAN_NAME, STATUS_NAME
-from memento_gh.plan.scanner import parse
-from memento_gh.plan.validate import counted
 
 NAME = "calc"
 #: What only the human knows, and tells the worker of T-201 in a note.

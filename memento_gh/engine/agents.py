@@ -18,13 +18,11 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memento_gh.engine.process import DEFAULT_GRACE, ProcessResult, run_in_group
 from memento_gh.errors import UserError
-from memento_gh.lazy_re import LazyPattern
 from memento_gh.plan.model import Task
-from memento_gh.records import NamedTuple
 
 COMMAND = "command"
 
@@ -395,7 +393,7 @@ def _codex_cost(output: str) -> dict[str, Any] | None:
 
 
 _AIDER_AMOUNT = r"[\d.,]+[kKmM]?"
-_AIDER_USAGE = LazyPattern(
+_AIDER_USAGE = re.compile(
     rf"Tokens: (?P<sent>{_AIDER_AMOUNT}) sent"
     rf"(?:, (?P<write>{_AIDER_AMOUNT}) cache write)?"
     rf"(?:, (?P<hit>{_AIDER_AMOUNT}) cache hit)?"

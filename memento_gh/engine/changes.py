@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memento_gh.records import NamedTuple
+from typing import NamedTuple
 
 MODIFIED = "modified"
 ADDED = "added"

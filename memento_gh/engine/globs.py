@@ -29,8 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-
-from memento_gh.records import NamedTuple
+from typing import NamedTuple
 
 _WILDCARDS = frozenset("*?[")
 

@@ -22,10 +22,9 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from memento_gh.errors import UserError
-from memento_gh.records import NamedTuple
 
 DEFAULT_GRACE = 5.0
 DEFAULT_KEEP = 1 << 20

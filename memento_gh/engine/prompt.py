@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh.engine.globs import has_wildcards, normalize
 from memento_gh.plan.model import Plan, Task
-from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:  # the notes module is imported only when there are notes to show
-    from memento_gh.docs.notes import Note
+    from memento_gh.formats.notes import Note
 
 #: ``ContextFile.note`` values; "" means the content is there.
 BINARY = "binary"
@@ -62,7 +61,7 @@ def task_block(plan: Plan, task: Task) -> str:
 
 def notes_for(notes: Iterable[Note], task_id: str) -> list[Note]:
     """The notes a worker on ``task_id`` must see: unread, active, for it or ``global``."""
-    from memento_gh.docs.notes import GLOBAL
+    from memento_gh.formats.notes import GLOBAL
 
     return [
         note
@@ -169,7 +168,7 @@ def _module_section(task: Task, entry: str | None) -> str:
 def _notes_section(notes: Sequence[Note]) -> str:
     if not notes:
         return "## Notes from humans\n\nNo unread notes for this task."
-    from memento_gh.docs.notes import GLOBAL
+    from memento_gh.formats.notes import GLOBAL
 
     parts = [
         "## Notes from humans",

@@ -14,10 +14,10 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from memento_gh import files
-from memento_gh.docs import status_log
+from memento_gh.checks import check_plan_text
 from memento_gh.engine import (
     agents,
     breaker,
@@ -26,19 +26,17 @@ from memento_gh.engine import (
     guards,
     process,
     prompt,
-    schedule,
     verify,
 )
 from memento_gh.errors import UserError
+from memento_gh.formats import status_log
 from memento_gh.layout import MEMORY_FILE_NAMES, MEMORY_FOLDER, Layout
 from memento_gh.lock import Busy, repo_lock
-from memento_gh.plan import derive, editor
+from memento_gh.plan import derive, editor, schedule
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, Task
 from memento_gh.plan.scanner import no_cyclic_gc, parse
-from memento_gh.plan.validate import check_plan_text
 from memento_gh.plan.values import format_time
-from memento_gh.records import NamedTuple
 from memento_gh.workspace import (
     FileChange,
     GitError,
@@ -49,7 +47,7 @@ from memento_gh.workspace import (
 )
 
 if TYPE_CHECKING:
-    from memento_gh.docs.notes import Note
+    from memento_gh.formats.notes import Note
 
 Clock = Callable[[], datetime]
 STATUS_HEADER = "# TICK STATUS LOG\n\n"
@@ -434,14 +432,14 @@ class _Tick:
         task = claim.task
         module_entry = None
         if task.module and self.layout.project_map.exists():
-            from memento_gh.docs.project_map import parse_project_map
+            from memento_gh.formats.project_map import parse_project_map
 
             modules = parse_project_map(files.read_text(self.layout.project_map)).modules
             found = modules.get(task.module)
             module_entry = found.entry if found else None
         notes: tuple[Note, ...] = ()
         if self.layout.notes.exists():
-            from memento_gh.docs.notes import parse_notes
+            from memento_gh.formats.notes import parse_notes
 
             notes = parse_notes(files.read_text(self.layout.notes)).pending_for(task.id)
         ignore = context.read_ignore_file(self.root / ".memento_ignore")
@@ -678,11 +676,11 @@ class _Tick:
         return found
 
     def _lessons(self, task: Task, settings: Settings) -> tuple[str, ...]:
-        """The few lessons relevant to ``task`` (docs/memory.py chooses, within a budget)."""
+        """The few lessons relevant to ``task`` (formats/memory.py chooses, within a budget)."""
         texts = self._lesson_texts()
         if not texts:
             return ()
-        from memento_gh.docs import memory
+        from memento_gh.formats import memory
 
         failure = memory.last_failure(status_log.parse_status(self._status_text()), task.id)
         signature = memory.failure_signature(failure) if failure else None
@@ -697,11 +695,11 @@ class _Tick:
 
     def _learn_from_success(self, task: Task, attempt: _Attempt) -> None:
         """A task that passes after failing in its verify teaches a known issue: the
-        failure's signature, with this change as its fix (docs/memory.py)."""
+        failure's signature, with this change as its fix (formats/memory.py)."""
         status = self._status_text()
         if task.id not in status:  # it never ran before: nothing failed
             return
-        from memento_gh.docs import memory
+        from memento_gh.formats import memory
 
         failure = memory.last_failure(status_log.parse_status(status), task.id)
         if failure is None:
@@ -727,7 +725,7 @@ class _Tick:
         texts = self._lesson_texts()
         if not texts:
             return
-        from memento_gh.docs import memory
+        from memento_gh.formats import memory
 
         moved_any = False
         for name, old in texts.items():
@@ -745,7 +743,7 @@ class _Tick:
 
     def _write_state(self, last_action: str) -> None:
         """STATE.md, the snapshot to resume from, goes with every bookkeeping commit."""
-        from memento_gh.docs.state import render_state
+        from memento_gh.formats.state import render_state
 
         plan = self._plan()
         alerts: tuple[str, ...] = ()
@@ -816,7 +814,7 @@ class _Tick:
         self._append_status(entry._replace(commit=("", message.split("\n", 1)[0])))
         checkpoint("status-written", self.environ)
         if self.layout.notes.exists():
-            from memento_gh.docs.notes import mark_read
+            from memento_gh.formats.notes import mark_read
 
             text = files.read_text(self.layout.notes)
             marked = mark_read(text, task.id)

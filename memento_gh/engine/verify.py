@@ -6,16 +6,16 @@ timeout and kill rules as the agent (see :mod:`memento_gh.engine.process`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
-from memento_gh.lazy_re import LazyPattern
-from memento_gh.records import NamedTuple
 
 HEAD_LINES = 5
 HEAD_WIDTH = 300
-_ESCAPES = LazyPattern(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 class VerifyResult(NamedTuple):

@@ -20,19 +20,19 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memento_gh import files, remote
-from memento_gh.controls import Control, apply_control, record_refused
-from memento_gh.docs import status_log
+from memento_gh.controls.apply import apply_control, record_refused
+from memento_gh.controls.model import Control
 from memento_gh.engine.tick import TickConfig, TickResult, run_tick
 from memento_gh.errors import UserError
+from memento_gh.formats import status_log
 from memento_gh.github import events, reconcile, render
 from memento_gh.layout import Layout
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, Plan
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import check_worker_id
-from memento_gh.records import NamedTuple
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -303,7 +303,7 @@ class Run:
 
     def _plan_is_valid(self) -> bool:
         """A plan with errors is never ticked: each error becomes an annotation on its line."""
-        from memento_gh.commands.validate import check_plan_text, read_working_tree
+        from memento_gh.checks import check_plan_text
 
         if not self.layout.plan.exists():
             raise UserError(
@@ -311,7 +311,7 @@ class Run:
                 f"{self.settings.branch} branch; run `memento init` and commit the plan"
             )
         _, problems = check_plan_text(
-            files.read_text(self.layout.plan), read_working_tree(self.layout.project_map)
+            files.read_text(self.layout.plan), files.read_optional(self.layout.project_map)
         )
         path = f"{self.settings.plan_dir}/MASTER_PLAN.md"
         for problem in problems:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from memento_gh.controls import Control
-from memento_gh.docs.notes import GLOBAL
+from memento_gh.controls.model import Control
 from memento_gh.errors import UserError
+from memento_gh.formats.notes import GLOBAL
 from memento_gh.github import render
 from memento_gh.plan import values
-from memento_gh.records import NamedTuple
 
 DEFAULT_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 #: Every author association GitHub reports.

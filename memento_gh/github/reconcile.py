@@ -10,13 +10,12 @@ twice: an issue that exists, open or closed, is edited or reopened, never made a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from memento_gh.docs import status_log
 from memento_gh.engine import breaker
+from memento_gh.formats import status_log
 from memento_gh.github import render
 from memento_gh.plan.model import BLOCKED, SKIPPED, Plan, Task
-from memento_gh.records import NamedTuple
 
 
 class IssueLike(Protocol):

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from urllib.parse import quote
 
-from memento_gh.controls import Control
-from memento_gh.docs import status_log
-from memento_gh.engine.schedule import pick
+from memento_gh.controls.model import Control
+from memento_gh.formats import status_log
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.model import BLOCKED, DONE, PENDING, RESOLVED, RUNNING, SKIPPED, Plan, Task
-from memento_gh.records import NamedTuple
+from memento_gh.plan.schedule import pick
 
 LABEL = "memento"
 BLOCKED_LABEL = "memento:blocked"

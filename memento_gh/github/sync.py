@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import partial
 from http import HTTPStatus
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import requests
 from github import Auth, Github, GithubException
@@ -36,7 +36,6 @@ from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
 
 from memento_gh.errors import UserError
-from memento_gh.records import NamedTuple
 
 T = TypeVar("T")
 

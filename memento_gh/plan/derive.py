@@ -20,8 +20,6 @@ from memento_gh.plan.editor import DeleteLine, Edit, InsertLine, Splice
 from memento_gh.plan.model import MARKERS, Field, MetaEntry, Phase, Plan, Task
 from memento_gh.plan.scanner import parse, read_meta_line, read_plain_field
 
-_new = tuple.__new__
-
 
 def edit(plan: Plan, edits: Sequence[Edit]) -> tuple[str, Plan]:
     """The plan's text with ``edits`` applied, and that text as a plan."""
@@ -197,9 +195,9 @@ def _edited_task(
             read = read_plain_field(lines[line], width)
             if read is None or read[0] != key:
                 return None
-            moved[key] = _new(Field, (key, read[1], line, read[2], read[3]))
+            moved[key] = Field(key, read[1], line, read[2], read[3])
         elif line != found.line:
-            moved[key] = _new(Field, (key, found.value, line, found.start, found.end))
+            moved[key] = Field(key, found.value, line, found.start, found.end)
         else:
             moved[key] = found
     for nth, content in enumerate(added):
@@ -207,7 +205,7 @@ def _edited_task(
         if read is None or read[0] in moved:
             return None
         line = shift.added_after(task.end, nth)
-        moved[read[0]] = _new(Field, (read[0], read[1], line, read[2], read[3]))
+        moved[read[0]] = Field(read[0], read[1], line, read[2], read[3])
     end = _task_end(plan, task, fields, added, shift)
     if end is None:
         return None
@@ -265,7 +263,7 @@ def _edited_meta(
             read = read_meta_line(lines[line])
             if read is None or read[0] != key:
                 return None
-            found[key] = _new(MetaEntry, (key, read[1], line, read[2], read[3]))
+            found[key] = MetaEntry(key, read[1], line, read[2], read[3])
         else:
             found[key] = entry._replace(line=line) if line != entry.line else entry
     counts: dict[int, int] = {}
@@ -276,19 +274,19 @@ def _edited_meta(
         nth = counts.get(after, 0)
         counts[after] = nth + 1
         line = shift.added_after(after, nth)
-        found[read[0]] = _new(MetaEntry, (read[0], read[1], line, read[2], read[3]))
+        found[read[0]] = MetaEntry(read[0], read[1], line, read[2], read[3])
     return dict(sorted(found.items(), key=lambda item: item[1].line))
 
 
 def _moved_task(task: Task, start: Callable[[int], int]) -> Task:
-    """The task, ``delta`` lines further down. Built with ``tuple.__new__``, as the scanner
-    builds fields: a Meta line added on a project's first tick moves every task."""
+    """The task, ``delta`` lines further down (a Meta line added on a project's first tick
+    moves every task)."""
     delta = start(task.line) - task.line
     fields = {
-        key: _new(Field, (key, found[1], found[2] + delta, found[3], found[4]))
+        key: Field(key, found[1], found[2] + delta, found[3], found[4])
         for key, found in task.fields.items()
     }
-    return _new(Task, (*task[:4], task.line + delta, task.end + delta, *task[6:9], fields))
+    return task._replace(line=task.line + delta, end=task.end + delta, fields=fields)
 
 
 def _moved_phase(phase: Phase, shift: _Shift) -> Phase:

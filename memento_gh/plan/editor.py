@@ -6,11 +6,11 @@ indentation, trailing spaces, comments, any text) stays as it was.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from memento_gh.errors import UserError
 from memento_gh.plan.meta import META_KEYS
 from memento_gh.plan.model import MARKERS, TASK_FIELDS, Plan, Task
-from memento_gh.records import NamedTuple
 
 
 class Splice(NamedTuple):

@@ -5,10 +5,9 @@
 # paid for this module's records (benchmarks/bench_tick.py).
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from memento_gh.plan import values
-from memento_gh.records import NamedTuple
 
 TICK_MODES = ("auto", "paused", "stopped")
 CLEAN_STRATEGIES = ("git-clean", "git-stash")

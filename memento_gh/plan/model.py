@@ -9,11 +9,10 @@ Line numbers are 0-based indexes into ``Plan.lines``; messages add 1.
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from memento_gh.plan import values
 from memento_gh.plan.meta import Settings
-from memento_gh.records import NamedTuple
 
 T = TypeVar("T")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memento_gh.engine.schedule import Decision, pick
 from memento_gh.plan.model import (
     BLOCKED,
     DONE,
@@ -16,6 +15,7 @@ from memento_gh.plan.model import (
     Plan,
     Task,
 )
+from memento_gh.plan.schedule import Decision, pick
 from memento_gh.plan.values import format_time
 
 SCHEMA_VERSION = 1

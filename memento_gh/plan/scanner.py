@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from memento_gh.lazy_re import LazyPattern
 from memento_gh.markdown import INSIDE, NORMAL, CodeTracker
 from memento_gh.plan.model import (
     ERROR,
@@ -40,12 +39,9 @@ _TASK_REST = re.compile(
 _PLAIN_FIELD = re.compile(r"( {2,5})- ([A-Za-z][A-Za-z0-9_]*):(?:[ \t]+|$)")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+|$)")
 _PHASE_COMMENT = re.compile(r"<!--[ \t]*(parallel|depends)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*$")
-_ORDERED_BULLET = LazyPattern(r"\d{1,9}[.)](?=[ \t]|$)")
+_ORDERED_BULLET = re.compile(r"\d{1,9}[.)](?=[ \t]|$)")
 _TASK_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
-_LINE = LazyPattern(r"([^\r\n]*)(\r\n|\r|\n|$)")
-# Builds a Field or a Task without NamedTuple.__new__'s keyword handling: the scanner makes
-# one per field line and task, tens of thousands in a large plan.
-_new_field = tuple.__new__
+_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
 
 
 def split_lines(text: str) -> tuple[list[str], list[str]]:
@@ -199,7 +195,7 @@ class _Scanner:
             if key in fields:
                 self._duplicate_field(number, key)
             else:
-                fields[key] = _new_field(Field, (key, value, number, start, start + len(value)))
+                fields[key] = Field(key, value, number, start, start + len(value))
             number += 1
         if number > first:
             task.last = number - 1
@@ -534,20 +530,17 @@ class _Scanner:
             return
         open_task = self.task
         self.tasks.append(
-            _new_field(
-                Task,
-                (
-                    open_task.id,
-                    open_task.marker,
-                    open_task.module,
-                    open_task.description,
-                    open_task.line,
-                    open_task.last,
-                    open_task.marker_col,
-                    open_task.indent,
-                    open_task.phase,
-                    open_task.fields,
-                ),
+            Task(
+                open_task.id,
+                open_task.marker,
+                open_task.module,
+                open_task.description,
+                open_task.line,
+                open_task.last,
+                open_task.marker_col,
+                open_task.indent,
+                open_task.phase,
+                open_task.fields,
             )
         )
         self.task = None

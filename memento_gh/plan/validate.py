@@ -42,15 +42,10 @@ def parse_once(text: str) -> Plan:
     return parse(text)
 
 
-def check_plan_text(text: str, map_text: str | None) -> tuple[Plan, list[Problem]]:
-    """The plan's problems, the map's module names taken into account when there is a map:
-    what ``memento validate`` reports on the plan, and what a tick refuses to run on."""
+def check_plan(text: str, modules: Collection[str] | None) -> tuple[Plan, list[Problem]]:
+    """The plan's problems, sorted by line; ``modules`` are the project map's module names
+    (None: there is no map, so a task's module is not checked against one)."""
     plan = parse_once(text)
-    modules = None
-    if map_text is not None:
-        from memento_gh.docs.project_map import parse_project_map  # a plan may have no map
-
-        modules = parse_project_map(map_text).modules.keys()
     problems = validate_plan(plan, modules)
     if plan.unusual_chunks:  # only then is there anything for the second reading to check
         from memento_gh.plan.crosscheck import crosscheck

@@ -7,10 +7,7 @@ Each reader takes the raw text of a value and returns a Python value, or raises
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-from memento_gh.lazy_re import LazyPattern
-from memento_gh.records import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # datetime is imported where times are read: validate's start-up budget
     from datetime import datetime
@@ -38,7 +35,7 @@ _DURATION_UNITS = {
 _DURATION_PART = re.compile(r"(\d+)\s*([a-z]+)")
 _DURATION_WHOLE = re.compile(r"(?:\d+\s*[a-z]+\s*)+")
 
-_SIZE = LazyPattern(r"(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?", re.IGNORECASE)
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?", re.IGNORECASE)
 _SIZE_FACTORS = {
     "": 1,
     "b": 1,
@@ -161,7 +158,7 @@ def parse_task_ids(raw: str) -> tuple[str, ...]:
 
 #: A worker id is one word: it follows the time in a task's ``claimed:`` field, which a
 #: space would break, and it names the worker in commits, the dashboard and job summaries.
-_WORKER_ID = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}")
+_WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}")
 
 
 def check_worker_id(text: str) -> str:

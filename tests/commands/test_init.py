@@ -13,14 +13,14 @@ import pytest
 import yaml
 
 from memento_gh import __version__
-from memento_gh.commands.init import (
+from memento_gh.plan.meta import META_KEYS, Settings
+from memento_gh.plan.scanner import parse
+from memento_gh.scaffold import (
     HOOKS_REPO,
     fill,
     gitignore_with_ours,
     plan_scaffold,
 )
-from memento_gh.plan.meta import META_KEYS, Settings
-from memento_gh.plan.scanner import parse
 from testing.cli import run_memento
 from testing.repos import init_repo
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.docs.memory import DECISION, parse_memory
-from memento_gh.docs.state import parse_state
+from memento_gh.formats.memory import DECISION, parse_memory
+from memento_gh.formats.state import parse_state
 from testing.cli import run_memento
 from testing.repos import commit_all, git, init_repo
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh import crontab
+from memento_gh.cron import line as crontab
 from testing.agents import scripted_command
 from testing.browser import start_dashboard
 from testing.ticks import Completed, Project, good, make_project

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memento_gh.commands.validate import check_plan_text, fix_counters
-from memento_gh.docs.notes import parse_notes
-from memento_gh.docs.project_map import parse_project_map
+from memento_gh.checks import check_plan_text
+from memento_gh.commands.validate import fix_counters
+from memento_gh.formats.notes import parse_notes
+from memento_gh.formats.project_map import parse_project_map
 from memento_gh.plan.model import ERROR, WARNING
 from memento_gh.plan.scanner import parse, split_lines
 from testing.cli import run_memento

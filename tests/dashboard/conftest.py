@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from memento_gh.docs import notes, status_log
-from memento_gh.docs.status_log import BLOCKED, SUCCESS, TickEntry
+from memento_gh.formats import notes, status_log
+from memento_gh.formats.status_log import BLOCKED, SUCCESS, TickEntry
 from testing.browser import Dashboard, chromium_path, launch_chromium, start_dashboard
 from testing.plans import phase_block
 from testing.ticks import NOTES, STATUS, Project, make_project, plan_of, task

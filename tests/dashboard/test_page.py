@@ -14,7 +14,7 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
-from memento_gh.docs.notes import parse_notes
+from memento_gh.formats.notes import parse_notes
 from testing.browser import Dashboard
 from testing.plans import large_plan
 from testing.ticks import Project, good, make_project

@@ -9,8 +9,8 @@ import pytest
 
 from memento_gh.dashboard import markup
 from memento_gh.dashboard.snapshot import Schedule, build, eta, next_tick, notes
-from memento_gh.docs import status_log
-from memento_gh.docs.status_log import FAILED, SUCCESS, TickEntry, parse_status
+from memento_gh.formats import status_log
+from memento_gh.formats.status_log import FAILED, SUCCESS, TickEntry, parse_status
 from memento_gh.plan.scanner import parse
 from testing.ticks import STATUS, one_phase, plan_of, task
 from tests.dashboard.conftest import sample_notes, sample_plan, sample_status

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memento_gh.controls import Control
+from memento_gh.controls.model import Control
 from memento_gh.dashboard.writes import (
     MAX_BODY,
     HostRule,

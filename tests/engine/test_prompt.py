@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from memento_gh.docs.notes import parse_notes
 from memento_gh.engine.prompt import (
     BINARY,
     MISSING,
@@ -18,6 +17,7 @@ from memento_gh.engine.prompt import (
     notes_for,
     task_block,
 )
+from memento_gh.formats.notes import parse_notes
 from memento_gh.plan.model import Plan, Task
 from memento_gh.plan.scanner import parse
 from testing.plans import SEED_PLAN, large_plan, phase_block, plan_text

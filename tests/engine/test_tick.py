@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from memento_gh.docs.status_log import ESCALATION, ParsedEntry
 from memento_gh.engine.tick import json_object
+from memento_gh.formats.status_log import ESCALATION, ParsedEntry
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
 from testing.agents import Action

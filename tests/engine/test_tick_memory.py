@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from memento_gh.docs import memory
-from memento_gh.docs.state import parse_state
+from memento_gh.formats import memory
+from memento_gh.formats.state import parse_state
 from testing.plans import phase_block, task_block
 from testing.ticks import GUARD, Project, good, make_project, plan_of, task, wrong
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.docs import memory
-from memento_gh.docs.notes import parse_notes
+from memento_gh.formats import memory
+from memento_gh.formats.notes import parse_notes
 from memento_gh.github import render
 from memento_gh.github.sync import GitHub
 from testing.action_runs import ActionProject, comment_event, edit_event, tick_box

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh import remote
-from memento_gh.docs.notes import parse_notes
+from memento_gh.formats.notes import parse_notes
 from memento_gh.github.action import Settings
 from testing.action_runs import TOKEN, ActionProject, BusyGitHub, OtherWorker
 from testing.repos import git

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from memento_gh.controls import Control
-from memento_gh.docs.notes import add_note, has_source, parse_notes
+from memento_gh.controls.model import Control
 from memento_gh.errors import UserError
+from memento_gh.formats.notes import add_note, has_source, parse_notes
 from memento_gh.github import render
 from memento_gh.github.events import (
     ASK,

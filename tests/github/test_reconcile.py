@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from memento_gh.docs import status_log
 from memento_gh.engine import breaker
+from memento_gh.formats import status_log
 from memento_gh.github import reconcile, render
 from memento_gh.github.reconcile import Create, Edit, Reply
 from memento_gh.plan.model import Plan

@@ -15,9 +15,9 @@ from datetime import datetime, timedelta, timezone
 import mistune
 import pytest
 
-from memento_gh.controls import Control
-from memento_gh.docs import status_log
+from memento_gh.controls.model import Control
 from memento_gh.engine.tick import TaskOutcome
+from memento_gh.formats import status_log
 from memento_gh.github import render
 from memento_gh.github.render import (
     BODY_LIMIT,

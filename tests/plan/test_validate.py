@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import pytest
 
-from memento_gh.commands.validate import check_plan_text
+from memento_gh.checks import check_plan_text
 from memento_gh.plan.model import ERROR, WARNING, Plan, Problem
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.validate import validate_plan

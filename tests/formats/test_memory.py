@@ -9,8 +9,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memento_gh.docs import memory
-from memento_gh.docs.memory import (
+from memento_gh.engine.prompt import build_prompt, task_block
+from memento_gh.formats import memory
+from memento_gh.formats.memory import (
     DECISION,
     KNOWN_ISSUE,
     PREFERENCE,
@@ -26,8 +27,8 @@ from memento_gh.docs.memory import (
     remember,
     signature,
 )
-from memento_gh.docs.notes import parse_notes
-from memento_gh.docs.status_log import (
+from memento_gh.formats.notes import parse_notes
+from memento_gh.formats.status_log import (
     BLOCKED,
     FAILED,
     SUCCESS,
@@ -36,7 +37,6 @@ from memento_gh.docs.status_log import (
     parse_status,
     render_entry,
 )
-from memento_gh.engine.prompt import build_prompt, task_block
 from memento_gh.plan.model import ERROR, WARNING, Plan, Task
 from memento_gh.plan.scanner import parse
 from testing.plans import phase_block, plan_text

@@ -9,7 +9,7 @@ from importlib import resources
 import mistune
 import pytest
 
-from memento_gh.docs.notes import GLOBAL, Note, add_note, has_source, mark_read, parse_notes
+from memento_gh.formats.notes import GLOBAL, Note, add_note, has_source, mark_read, parse_notes
 from memento_gh.plan.scanner import parse
 
 NOON = datetime(2025, 1, 15, 12, 0, tzinfo=timezone.utc)

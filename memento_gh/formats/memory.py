@@ -33,20 +33,19 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh.layout import MEMORY_FILE_NAMES, MEMORY_FOLDER
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.model import ERROR, WARNING, Problem
 from memento_gh.plan.scanner import split_lines
-from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:  # datetime is imported where times are used: validate's start-up budget
     from datetime import datetime
 
-    from memento_gh.docs.status_log import ParsedEntry
-    from memento_gh.docs.status_log import Record as StatusRecord
+    from memento_gh.formats.status_log import ParsedEntry
+    from memento_gh.formats.status_log import Record as StatusRecord
     from memento_gh.plan.model import Task
 
 KNOWN_ISSUE, DECISION, PREFERENCE = "known-issue", "decision", "preference"
@@ -836,7 +835,7 @@ def last_failure(records: Sequence[StatusRecord], task_id: str) -> ParsedEntry |
 
     Read it before the tick appends this run's entry: afterwards the newest entry is this run.
     """
-    from memento_gh.docs.status_log import BLOCKED, FAILED, ParsedEntry
+    from memento_gh.formats.status_log import BLOCKED, FAILED, ParsedEntry
 
     for record in reversed(records):
         if isinstance(record, ParsedEntry) and record.task_id == task_id:

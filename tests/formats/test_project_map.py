@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_gh.docs.project_map import parse_project_map
+from memento_gh.formats.project_map import parse_project_map
 from memento_gh.plan.model import ERROR
 
 # The seed's example (§3.2), shortened, with a fenced example of a module heading.

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memento_gh.docs.status_log import (
+from memento_gh.formats.status_log import (
     BLOCKED,
     FAILED,
     SUCCESS,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan.model import ERROR, Problem
 from memento_gh.plan.scanner import split_lines
-from memento_gh.records import NamedTuple
 
 _MODULE_HEADING = re.compile(r"#{2,6}[ \t]+\[MODULE:(?P<name>[^\]\s]+)\][ \t]*$")
 _MODULE_LIKE = re.compile(r"#{1,6}[ \t]*\[MODULE", re.IGNORECASE)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memento_gh.dashboard.cron import next_fire, parse_cron, workflow_crons
+from memento_gh.cron.fields import next_fire, parse_cron, workflow_crons
 from testing.cli import run_memento
 
 UTC = timezone.utc

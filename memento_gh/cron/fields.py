@@ -7,9 +7,7 @@ fields, in UTC; ``workflow_crons`` reads them from a workflow file's text.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any
-
-from memento_gh.records import NamedTuple
+from typing import Any, NamedTuple
 
 MACROS = {
     "@yearly": "0 0 1 1 *",

@@ -1,9 +1,9 @@
-"""Controls: pause, resume, stop, retry, skip and note — how people steer the plan.
+"""Applying a control to the repository: the one write path of the CLI, the Action and the
+dashboard.
 
-The CLI uses them now; the GitHub side and the dashboard use the same ``apply_control``.
-Each is a surgical edit of the plan or the notes, made under the repository lock (a tick
-rewrites the plan as it works, so a control waits for it to end), and committed when the
-file it changed had no other uncommitted changes.
+Each control is a surgical edit of the plan, the notes or the lessons, made under the
+repository lock (a tick rewrites the plan as it works, so a control waits for it to end), and
+committed when the file it changed had no other uncommitted changes.
 """
 
 from __future__ import annotations
@@ -13,71 +13,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memento_gh import files
-from memento_gh.docs import notes as notes_doc
-from memento_gh.docs import status_log
+from memento_gh.controls.model import (
+    NOTES_HEADER,
+    SOURCE_TRAILER,
+    STATUS_HEADER,
+    Control,
+    describe,
+    plan_edits,
+)
 from memento_gh.errors import UserError
+from memento_gh.formats import notes as notes_doc
+from memento_gh.formats import status_log
 from memento_gh.layout import Layout
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan import editor
-from memento_gh.plan.model import DONE, PENDING, RUNNING, SKIPPED, Plan
 from memento_gh.plan.scanner import parse
-from memento_gh.records import NamedTuple
 from memento_gh.workspace import Workspace
-
-MODES = {"pause": "paused", "resume": "auto", "stop": "stopped"}
-ACTIONS = (*MODES, "retry", "skip", "note", "learn")
-NOTES_HEADER = "# HUMAN NOTES\n\n## Active Notes\n\n---\n\n## Archive\n"
-STATUS_HEADER = "# TICK STATUS LOG\n"
-SOURCE_TRAILER = "Memento-Source"
-
-
-class Control(NamedTuple):
-    action: str  # one of ACTIONS
-    task: str | None = None  # the task for retry / skip / note (None: a global note)
-    text: str = ""  # the note, or why a task is skipped
-    source: str | None = None  # where it came from (a comment URL), for notes
-
-
-def plan_edits(plan: Plan, control: Control) -> list[editor.Edit]:
-    """The plan edits of a control, or UserError when it makes no sense in this state."""
-    if control.action in MODES:
-        mode = MODES[control.action]
-        if plan.settings.tick_mode == mode:
-            return []
-        edits = [editor.set_meta(plan, "tick_mode", mode)]
-        if control.action == "resume":
-            # Resuming after the circuit breaker must not trip it again on the next tick.
-            edits.append(editor.set_meta(plan, "consecutive_failed_ticks", "0"))
-        return edits
-    task = editor.require_task(plan, control.task or "")
-    if control.action == "retry":
-        if task.marker in (DONE, RUNNING):
-            state = "done" if task.marker == DONE else "running"
-            raise UserError(
-                f"{task.id} is {state}; only a pending, blocked or skipped task can be retried"
-            )
-        return [
-            editor.set_status(plan, task.id, PENDING),
-            editor.set_field(plan, task.id, "retries", "0"),
-        ]
-    if control.action == "skip":
-        if task.marker in (DONE, RUNNING, SKIPPED):
-            state = {DONE: "done", RUNNING: "running", SKIPPED: "already skipped"}[task.marker]
-            raise UserError(f"{task.id} is {state}; only a pending or blocked task can be skipped")
-        return [editor.set_status(plan, task.id, SKIPPED)]
-    raise UserError(f"unknown control {control.action!r}; use one of {', '.join(ACTIONS)}")
-
-
-def describe(control: Control) -> str:
-    if control.action in MODES:
-        return f"{control.action}: tick_mode is now {MODES[control.action]}"
-    if control.action == "note":
-        return f"note for {control.task or notes_doc.GLOBAL} added"
-    if control.action == "learn":
-        kind, _, rest = control.text.partition(" ")
-        return f"{kind} learned: {rest.partition(':')[0].strip()}"
-    why = f" — {control.text}" if control.text else ""
-    return f"{control.action} {control.task}{why}"
 
 
 def apply_control(
@@ -123,8 +74,8 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
 
 
 def _write_state(layout: Layout, last_action: str, now: datetime) -> list[Path]:
-    """STATE.md, the snapshot to resume from, follows every control (see docs/state.py)."""
-    from memento_gh.docs.state import render_state
+    """STATE.md, the snapshot to resume from, follows every control (see formats/state.py)."""
+    from memento_gh.formats.state import render_state
 
     if not layout.plan.exists():
         return []
@@ -206,7 +157,7 @@ def _edit_plan(layout: Layout, control: Control, now: datetime) -> list[Path]:
 def _learn(layout: Layout, control: Control, now: datetime) -> list[Path]:
     """A decision or preference told in a comment (``/memento learn``): the comment is its
     evidence. ``text`` is ``decision|preference TOPIC: TEXT``."""
-    from memento_gh.docs import memory
+    from memento_gh.formats import memory
 
     kind, _, rest = control.text.partition(" ")
     key, _, text = rest.partition(":")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_gh.docs.notes import GLOBAL, Note, parse_notes
+from memento_gh.formats.notes import GLOBAL, Note, parse_notes
 from memento_gh.plan.model import ERROR
 
 # The seed's example (§3.4), with a fenced block in a note and an archived note.

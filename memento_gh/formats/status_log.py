@@ -30,12 +30,11 @@ backtick run in it, so a line ``## [...] Tick #999`` of output is never a new en
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from typing import NamedTuple
 
-from memento_gh.lazy_re import LazyPattern
 from memento_gh.markdown import FENCE_OPENED, NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.scanner import split_lines
-from memento_gh.records import NamedTuple
 
 HEADER = "# TICK STATUS LOG"
 ARCHIVE_DIR = "logs/status_archive"
@@ -46,24 +45,24 @@ VERIFY_LINES = 5  # the seed's "first 5 lines of stdout/stderr"
 VERIFY_LINE_CHARS = 500  # one runaway line must not bloat the log
 KEEP_ON_ROTATION = 5
 
-_ENTRY = LazyPattern(
+_ENTRY = re.compile(
     r"##[ \t]+\[(?P<time>[^\]\s]+)\][ \t]+Tick[ \t]+#(?P<tick>\d+)"
     r"(?:[ \t]+\(continued,[ \t]*tasks_this_tick:[ \t]*(?P<index>\d+)/(?P<count>\d+)\))?"
     r"[ \t]*$"
 )
 # `- [time] text`, or the seed's shell form `[time] text` without the bullet.
-_EVENT = LazyPattern(r"(?:[-*][ \t]+)?\[(?P<time>[^\]\s]+)\][ \t]+(?P<text>\S.*?)[ \t]*$")
-_FIELD = LazyPattern(r"-[ \t]+\*\*(?P<key>[^*]+)\*\*:[ \t]*(?P<value>.*?)[ \t]*$")
-_VERIFY_TAIL = LazyPattern(
+_EVENT = re.compile(r"(?:[-*][ \t]+)?\[(?P<time>[^\]\s]+)\][ \t]+(?P<text>\S.*?)[ \t]*$")
+_FIELD = re.compile(r"-[ \t]+\*\*(?P<key>[^*]+)\*\*:[ \t]*(?P<value>.*?)[ \t]*$")
+_VERIFY_TAIL = re.compile(
     r"(?:^|[ \t]+)\((?:exit code (?P<exit>-?\d+)|(?P<other>timed out|not run))\)$"
 )
-_RETRY = LazyPattern(r"\(retry[ \t]+(\d+)/(\d+)")
-_COMMIT = LazyPattern(r"`(?P<sha>[0-9a-fA-F]{4,40})`")
-_ROTATED = LazyPattern(r"<!--[ \t]*Rotated at\b.*-->[ \t]*$")
-_THEMATIC_BREAK = LazyPattern(r"([-*_])(?:[ \t]*\1){2,}[ \t]*")
-_ANSI = LazyPattern(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-_CONTROL = LazyPattern(r"[\x00-\x08\x0b-\x1f\x7f]")
-_BACKTICKS = LazyPattern(r"`+")
+_RETRY = re.compile(r"\(retry[ \t]+(\d+)/(\d+)")
+_COMMIT = re.compile(r"`(?P<sha>[0-9a-fA-F]{4,40})`")
+_ROTATED = re.compile(r"<!--[ \t]*Rotated at\b.*-->[ \t]*$")
+_THEMATIC_BREAK = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BACKTICKS = re.compile(r"`+")
 
 
 class TickEntry(NamedTuple):
@@ -327,9 +326,9 @@ def parse_status(text: str) -> list[Record]:
 class _Reader:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        self.entry = _ENTRY.compiled.fullmatch
-        self.event = _EVENT.compiled.fullmatch
-        self.field = _FIELD.compiled.fullmatch
+        self.entry = _ENTRY.fullmatch
+        self.event = _EVENT.fullmatch
+        self.field = _FIELD.fullmatch
         self.records: list[Record] = []
         self.code = CodeTracker()
         self.heading: tuple[int, re.Match[str]] | None = None  # of the entry being read

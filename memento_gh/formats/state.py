@@ -33,9 +33,8 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from memento_gh.engine import schedule
 from memento_gh.layout import NOTES_NAME, PLAN_NAME, STATUS_NAME
-from memento_gh.plan import values
+from memento_gh.plan import schedule, values
 from memento_gh.plan.model import BLOCKED, DONE, RESOLVED, RUNNING, SKIPPED, Plan, Task
 
 if TYPE_CHECKING:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import NamedTuple
 
 from memento_gh.plan.model import BLOCKED, PENDING, RESOLVED, RUNNING, Phase, Plan, Task
-from memento_gh.records import NamedTuple
 
 READY = "ready"
 PAUSED = "paused"

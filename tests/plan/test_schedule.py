@@ -9,7 +9,9 @@ from typing import NamedTuple
 
 import pytest
 
-from memento_gh.engine.schedule import (
+from memento_gh.plan.model import Plan
+from memento_gh.plan.scanner import parse
+from memento_gh.plan.schedule import (
     ALL_COMPLETE,
     ALL_COMPLETE_LINE,
     NO_TASKS,
@@ -22,8 +24,6 @@ from memento_gh.engine.schedule import (
     WAITING,
     pick,
 )
-from memento_gh.plan.model import Plan
-from memento_gh.plan.scanner import parse
 from testing.plans import DEFAULT_FIELDS, DEFAULT_META, phase_block, plan_text, task_block
 
 

@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from memento_gh.docs.state import parse_state, render_state
-from memento_gh.engine import schedule
+from memento_gh.formats.state import parse_state, render_state
+from memento_gh.plan import schedule
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from testing.plans import DEFAULT_META, phase_block, plan_text, task_block

@@ -14,13 +14,12 @@ header, a task, a meta line, a fence or a comment that reaches past the quote.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.model import ERROR, Problem
 from memento_gh.plan.scanner import split_lines
-from memento_gh.records import NamedTuple
 
 if TYPE_CHECKING:
     from datetime import datetime

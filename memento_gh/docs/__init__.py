@@ -1,1 +1,0 @@
-"""The other Markdown files memento reads and writes: notes, project map, status log."""
