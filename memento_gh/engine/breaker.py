@@ -5,8 +5,6 @@ from __future__ import annotations
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, Plan
 
-BREAKER_LINE = "🔴 CIRCUIT BREAKER TRIGGERED — reason: {reason}"
-
 
 def breaker_reason(plan: Plan, free_disk: int | None) -> str | None:
     """Why the pipeline must pause now, or None. ``free_disk`` in bytes (None: unknown)."""

@@ -172,8 +172,17 @@ def stale_claim_reset(task_id: str) -> str:
     return f"Stale [~] detected on {task_id}, reset to [ ]"
 
 
+#: How the circuit breaker's event starts; its reason follows.
+BREAKER_PREFIX = "🔴 CIRCUIT BREAKER TRIGGERED — reason: "
+
+
 def circuit_breaker(reason: str) -> str:
-    return f"🔴 CIRCUIT BREAKER TRIGGERED — reason: {reason}"
+    return BREAKER_PREFIX + reason
+
+
+def mentions_breaker(event_text: str) -> bool:
+    """An event about the circuit breaker (its trip, or a line quoting one)."""
+    return "CIRCUIT BREAKER" in event_text
 
 
 def emergency_stash(message: str) -> str:

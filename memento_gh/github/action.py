@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memento_gh import files, remote
 from memento_gh.controls.apply import apply_control, record_refused
 from memento_gh.controls.model import Control
-from memento_gh.engine.tick import TickConfig, TickResult, run_tick
+from memento_gh.engine.records import TickResult
+from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.formats import status_log
 from memento_gh.github import events, reconcile, render

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
-from memento_gh.engine import breaker
 from memento_gh.formats import status_log
 from memento_gh.github import render
 from memento_gh.plan.model import BLOCKED, SKIPPED, Plan, Task
@@ -177,7 +176,7 @@ def tripped_reason(plan: Plan, records: Sequence[status_log.Record]) -> Trip | N
     if not events:
         return None
     latest = max(events, key=lambda event: event.line)
-    prefix = breaker.BREAKER_LINE.split("{reason}", 1)[0]
+    prefix = status_log.BREAKER_PREFIX
     if not latest.text.startswith(prefix):
         return None
     return Trip(latest.text[len(prefix) :].strip(), latest.time.strftime("%Y-%m-%dT%H:%M:%SZ"))

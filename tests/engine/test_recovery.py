@@ -31,7 +31,7 @@ from typing import NamedTuple
 import pytest
 
 from memento_gh.engine.process import stop_tagged
-from memento_gh.engine.tick import RUN_TAG
+from memento_gh.engine.session import RUN_TAG
 from memento_gh.plan.model import DONE, PENDING, RUNNING, Task
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time

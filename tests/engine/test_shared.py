@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.engine.tick import TickConfig, TickResult, run_tick
+from memento_gh.engine.records import TickResult
+from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse

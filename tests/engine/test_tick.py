@@ -18,7 +18,6 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from memento_gh.engine.tick import json_object
 from memento_gh.formats.status_log import ESCALATION, ParsedEntry
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
@@ -130,13 +129,6 @@ def test_a_tick_whose_agent_changes_nothing_runs_no_diff(tmp_path: Path) -> None
     commands = git_commands(log)
     assert sorted(commands[:3]) == ["rev-parse", "status", "status"]
     assert "diff" not in commands[:4], commands  # the status said the agent changed nothing
-
-
-def test_the_running_marker_is_the_json_json_dumps_would_write() -> None:
-    for worker in ("host-1", 'quote" back\\slash', "tab\tnew\nline\x00\x7f", "é漢🚀\udcff"):
-        marker = {"task": None, "tick": 3, "worker": worker, "run": "ab12"}
-        assert json_object(marker) == json.dumps(marker)
-        assert json.loads(json_object(marker)) == marker
 
 
 # -- success -----------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from memento_gh.engine import breaker
 from memento_gh.formats import status_log
 from memento_gh.github import reconcile, render
 from memento_gh.github.reconcile import Create, Edit, Reply
@@ -123,7 +122,7 @@ def records_of(*events: str) -> list[status_log.Record]:
 
 
 def test_the_breaker_issue_opens_while_the_breaker_holds_the_plan() -> None:
-    tripped = records_of(breaker.BREAKER_LINE.format(reason="3 ticks in a row failed"))
+    tripped = records_of(status_log.circuit_breaker("3 ticks in a row failed"))
     plan = plan_with({"T-1": " "}, tick_mode="paused")
     found = reconcile.find_issues([])
     [create] = reconcile.breaker_operations(plan, tripped, found)
@@ -134,13 +133,13 @@ def test_the_breaker_issue_opens_while_the_breaker_holds_the_plan() -> None:
 
 def test_a_pause_by_a_person_is_no_breaker_trip() -> None:
     plan = plan_with({"T-1": " "}, tick_mode="paused")
-    later = records_of(breaker.BREAKER_LINE.format(reason="disk"), "Control: T-1 skipped")
+    later = records_of(status_log.circuit_breaker("disk"), "Control: T-1 skipped")
     assert reconcile.breaker_operations(plan, later, reconcile.find_issues([])) == []
     assert reconcile.breaker_operations(plan, [], reconcile.find_issues([])) == []
 
 
 def test_resuming_closes_the_breaker_issue_once() -> None:
-    tripped = records_of(breaker.BREAKER_LINE.format(reason="disk"))
+    tripped = records_of(status_log.circuit_breaker("disk"))
     plan = plan_with({"T-1": " "}, tick_mode="auto")
     issue = Issue(6, render.marker(render.BREAKER_KIND) + "\nwhy")
     reply, close = reconcile.breaker_operations(plan, tripped, reconcile.find_issues([issue]))

@@ -16,7 +16,7 @@ import mistune
 import pytest
 
 from memento_gh.controls.model import Control
-from memento_gh.engine.tick import TaskOutcome
+from memento_gh.engine.records import TaskOutcome
 from memento_gh.formats import status_log
 from memento_gh.github import render
 from memento_gh.github.render import (

@@ -1,0 +1,154 @@
+"""One attempt at a claimed task: the prompt, the agent run, the guards on its change and
+the task's verify command. Nothing here records anything (``results.py`` does)."""
+
+from __future__ import annotations
+
+from memento_gh import files
+from memento_gh.engine import agents, context, guards, lessons, prompt, verify
+from memento_gh.engine.records import Attempt, Claim
+from memento_gh.engine.session import Session, is_working_file
+from memento_gh.formats.notes import Note, parse_notes
+from memento_gh.formats.project_map import parse_project_map
+from memento_gh.plan.meta import Settings
+from memento_gh.workspace import FileChange, TreeStatus  # TODO(gitrun merge)
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are the worker of one memento tick. Do exactly the task below by editing files; "
+    "stay inside its context_files, touch no guard_files, run no git command that changes "
+    "anything, and check your work with its verify command before you exit.\n"
+)
+
+
+def attempt(session: Session, claim: Claim) -> Attempt:
+    """Run the agent on ``claim``, check its change against the guards, and run verify when
+    the change broke no rule."""
+    started = session.clock()
+    workspace = session.workspace
+    head = workspace.quick_head()
+    git_files = workspace.git_state()
+    settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
+    result = run_agent(session, claim, settings)
+    violations = _process_problems(result)
+    pending = workspace.start_status()  # git looks while .git/ and the plan are read
+    try:
+        git_changed = workspace.git_state() != git_files
+        plan_untouched = session.plan_file.text_on_disk() == claim.text
+        after: TreeStatus | None = pending.result()
+    finally:
+        pending.close()
+    if after is None or after.head != head:
+        violations.append("the agent moved HEAD (it ran a git command that commits)")
+        after = None  # taken against the agent's commit: the change is read again below
+        if head is not None:
+            workspace.reset_soft(head)
+    if git_changed:
+        violations.append("the agent changed git's configuration or hooks under .git/")
+    if not plan_untouched:
+        violations.append(f"the agent edited {session.plan_file.shown_as}")
+    changes = agent_changes(session, plan_untouched, after)
+    found = guards.check_guards(
+        changes,
+        claim.task,
+        max_diff_lines=settings.max_diff_lines,
+        protected=guards.protected_paths(session.layout.plan_dir),
+    )
+    violations += [violation.message for violation in found]
+    check = None if violations else run_verify(session, claim, settings)
+    return Attempt(tuple(violations), check, result, tuple(changes), started)
+
+
+def _process_problems(result: agents.AgentResult) -> list[str]:
+    done = result.process
+    if done.timed_out:
+        return [f"the agent ran past agent_timeout ({done.duration:.0f}s) and was killed"]
+    if done.exit_code != 0:
+        return [f"the agent exited with code {done.exit_code}"]
+    return []
+
+
+def run_agent(session: Session, claim: Claim, settings: Settings) -> agents.AgentResult:
+    task = claim.task
+    # One file per run: an agent that keys its session on the file name starts fresh.
+    prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
+    prompt_file.write_text(build_prompt(session, claim, settings), encoding="utf-8")
+    argv = agents.agent_argv(
+        session.agent,
+        session.agent_cmd,
+        prompt_file=prompt_file,
+        task=task,
+        repo=session.root,
+        timeout=settings.agent_timeout,
+    )
+    try:
+        return agents.run_agent(
+            argv,
+            repo=session.root,
+            env=dict(session.child_env),
+            timeout=settings.agent_timeout,
+            log=session.log_path,
+            prompt_file=prompt_file,
+            agent=session.agent,
+        )
+    finally:
+        prompt_file.unlink(missing_ok=True)
+
+
+def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
+    """The worker's whole prompt: its task's slice of the plan, its module's map entry, the
+    notes for it, its lessons and its context files."""
+    task = claim.task
+    layout = session.layout
+    module_entry = None
+    if task.module and layout.project_map.exists():
+        modules = parse_project_map(files.read_text(layout.project_map)).modules
+        found = modules.get(task.module)
+        module_entry = found.entry if found else None
+    notes: tuple[Note, ...] = ()
+    if layout.notes.exists():
+        notes = parse_notes(files.read_text(layout.notes)).pending_for(task.id)
+    ignore = context.read_ignore_file(session.root / ".memento_ignore")
+    protected = guards.protected_paths(layout.plan_dir)
+    gathered = context.gather_context(session.root, task.context_files, ignore, exclude=protected)
+    system_path = layout.worker_prompt
+    system = files.read_text(system_path) if system_path.exists() else DEFAULT_SYSTEM_PROMPT
+    return prompt.build_prompt(
+        system=system,
+        task_block=claim.block,
+        task=task,
+        module_entry=module_entry,
+        notes=notes,
+        context=gathered,
+        lessons=lessons.lessons_for(session.ledger, task, settings, session.clock()),
+        max_diff_lines=settings.max_diff_lines,
+    )
+
+
+def agent_changes(
+    session: Session, plan_untouched: bool, after: TreeStatus | None
+) -> list[FileChange]:
+    """The agent's change: everything that differs from HEAD except the engine's own
+    working files, the claim the engine itself wrote into the plan, and untracked files
+    .memento_cleanignore keeps (a developer's .env is nobody's change, nor committed).
+    ``after`` is the status taken after the agent, when HEAD is where it was: when it shows
+    nothing but those, no diff is needed to know that the change is empty."""
+    plan_path = session.plan_file.shown_as
+
+    def engine_own(path: str) -> bool:
+        return is_working_file(path) or (plan_untouched and path == plan_path)
+
+    if after is not None and all(engine_own(path) for path in after.paths):
+        return []
+    return [
+        change for change in session.workspace.changes(session.keep) if not engine_own(change.path)
+    ]
+
+
+def run_verify(session: Session, claim: Claim, settings: Settings) -> verify.VerifyResult:
+    task = claim.task
+    return verify.run_verify(
+        task.verify or "false",
+        cwd=session.root,
+        env=dict(session.child_env),
+        timeout=task.timeout or settings.verify_timeout,
+        log=session.log_path,
+    )

@@ -1,0 +1,305 @@
+"""How a tick takes a task and publishes what it did, alone in its clone or in a pool of
+workers that share a branch through a remote. The step order (``tick.py``) talks to either
+through the same methods and never asks which one it has.
+
+In a pool, each worker ticks in its own clone and the remote's branch is the lock. A claim
+is a commit pushed before the agent starts: a rejected push means that another worker moved
+the branch first, so the tick drops its commits for the remote's tip and decides again. A
+result is pushed the same way and, on a rejection, made again on the new tip: the
+bookkeeping from the files as they are there, the agent's change as a patch. So no worker's
+bookkeeping overwrites another's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Protocol
+
+from memento_gh.engine import bookkeeping, pipeline, results
+from memento_gh.engine.records import Attempt, Claim, TaskOutcome
+from memento_gh.engine.recovery import RunningMarker
+from memento_gh.engine.session import Session
+from memento_gh.errors import UserError
+from memento_gh.plan.model import PENDING, RUNNING, Task
+from memento_gh.plan.values import format_time
+from memento_gh.workspace import RollbackReport
+
+
+class Remote(Protocol):
+    """The git side of a shared branch (``remote.SharedBranch``)."""
+
+    attempts: int
+    tip: str | None  # the remote's tip as last fetched or pushed
+
+    def sync(self) -> str: ...
+    def refresh(self) -> None: ...
+    def publish(self) -> bool: ...
+    def wait(self, attempt: int, *, urgent: bool = False) -> None: ...
+
+
+class LocalBranch:
+    """Nobody else ticks this clone: a claim stays uncommitted, and a result is recorded
+    by one commit, with nothing to push."""
+
+    #: Commits name no worker: there is one.
+    worker: str | None = None
+
+    def __init__(self, session: Session, marker: RunningMarker) -> None:
+        self.session = session
+        self.marker = marker
+
+    def begin(self, dirty: Callable[[], list[str]]) -> None:
+        """Nothing to do before the plan is read: the tree is checked after the mode."""
+
+    def marker_fields(self, task_id: str | None) -> Mapping[str, str | None]:
+        return {}
+
+    def take(self, tried: Collection[str], tick: int | None, index: int) -> Claim | None:
+        """Choose the next task and claim it in the plan file, uncommitted."""
+        session = self.session
+        task = pipeline.choose(session, tried, index)
+        if task is None:
+            return None
+        number = tick or pipeline.next_tick_number(session.plan_file.current)
+        pipeline.announce_task(session, number, task)
+        # The marker first: a tick that dies between the two writes leaves a claim that the
+        # next tick knows to undo, not an uncommitted plan edit that blocks every tick.
+        self.marker.write(task.id, number, {})
+        session.checkpoint("marked")
+        plan = session.plan_file.current
+        claimed_by = f"{format_time(session.clock())} {session.worker_id}"
+        edits = bookkeeping.claim_edits(plan, task.id, claimed_by)
+        claimed, text, block = session.plan_file.write_claim(task, edits)
+        return Claim(claimed, text, block, number, index)
+
+    def publish(self, redo: Callable[[], object] | None = None) -> bool:
+        return True
+
+    def publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
+        return outcome
+
+    def recover(self, found: Mapping[str, Any], report: RollbackReport) -> None:
+        """The dead tick's claim was never committed, and the rollback undid it: count the
+        attempt, unless the task was recorded before the tick died."""
+        session = self.session
+        plan = session.plan_file.reread()
+        task_id = found.get("task")
+        task = plan.task(task_id) if isinstance(task_id, str) else None
+        if task is None or task.marker not in (PENDING, RUNNING):
+            if report.restored or report.removed:
+                session.say("Rolled back the uncommitted bookkeeping of a tick that died")
+            return
+        session.say(f"Recovered from a tick that died while running {task.id}")
+        record_death(session, task, self.worker)
+
+
+def record_death(session: Session, task: Task, worker: str | None) -> TaskOutcome:
+    """The attempt a dead tick was making counts as failed, under the next tick number."""
+    tick = pipeline.next_tick_number(session.plan_file.current)
+    died = Attempt((bookkeeping.DIED,), None, None, (), session.clock())
+    return results.fail(session, Claim(task, "", "", tick), died, worker)
+
+
+class PoolBranch:
+    """A branch shared with other workers through ``remote``: claims and results are
+    pushed, and made again on the remote's tip when another worker pushed first."""
+
+    def __init__(self, session: Session, marker: RunningMarker, remote: Remote) -> None:
+        self.session = session
+        self.marker = marker
+        self.remote = remote
+        self.worker: str | None = session.worker_id
+        #: A commit the remote has, after which every local commit is this tick's own:
+        #: what a tick that dies leaves for the next one to drop.
+        self.base: str | None = None
+        #: The claim this tick holds on the remote, while it holds one.
+        self.claimed_by: str | None = None
+
+    def begin(self, dirty: Callable[[], list[str]]) -> None:
+        """Stand on the remote's tip; the tree must be clean before the branch moves."""
+        refuse_dirty_tree(dirty())
+        self._sync()
+
+    def marker_fields(self, task_id: str | None) -> Mapping[str, str | None]:
+        return {"base": self.base, "claim": self.claimed_by if task_id else None}
+
+    def take(self, tried: Collection[str], tick: int | None, index: int) -> Claim | None:
+        """Choose a task on the remote's tip and push the claim; a rejected push means that
+        another worker moved the branch: start again from its new tip."""
+        for attempt in range(1, self.remote.attempts + 1):
+            if attempt > 1:
+                self.remote.wait(attempt - 1)
+                self._refresh()
+            task = pipeline.choose(self.session, tried, index)
+            claim = None if task is None else self._claim(task, tick, index)
+            if self.remote.publish():
+                self._published()
+                if claim is not None:
+                    pipeline.announce_task(self.session, claim.tick, claim.task)
+                return claim
+        self._refresh()
+        self.session.say("The branch kept moving: no task could be claimed this tick")
+        return None
+
+    def _claim(self, task: Task, tick: int | None, index: int) -> Claim:
+        """Commit the claim: [~], who and when, and the tick's number in the Meta. The first
+        claim of a tick takes the next number on the branch; a later one keeps it."""
+        session = self.session
+        plan_file = session.plan_file
+        number = tick or pipeline.next_tick_number(plan_file.current)
+        self.claimed_by = f"{format_time(session.clock())} {session.worker_id}"
+        # The marker first: a tick that dies after the push leaves a claim its marker names.
+        self.marker.write(task.id, number, self.marker_fields(task.id))
+        session.checkpoint("marked")
+        edits = bookkeeping.claim_edits(plan_file.current, task.id, self.claimed_by, number)
+        claimed, text, block = plan_file.write_and_show(task, edits)
+        claim = Claim(claimed, text, block, number, index)
+        sha = session.ledger.commit_with_state(
+            bookkeeping.claim_message(claim, self.worker), tick=number
+        )
+        return claim._replace(commit=sha)
+
+    def publish(self, redo: Callable[[], object] | None = None) -> bool:
+        """Push the bookkeeping just committed; on each rejection, move to the remote's tip
+        and ``redo`` it there (None: push once). False when the branch kept moving."""
+        if redo is None:
+            return self.remote.publish()
+        for attempt in range(1, self.remote.attempts + 1):
+            if self.remote.publish():
+                self._published()
+                return True
+            self.remote.wait(attempt)
+            self._refresh()
+            redo()
+        self._refresh()
+        self.session.say("The branch kept moving: this tick's bookkeeping was not pushed")
+        return False
+
+    def publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
+        """Push the task's result; on each rejection make it again on the remote's new tip,
+        as long as the claim there is still this tick's."""
+        try:
+            return self._publish_result(claim, attempt, outcome)
+        finally:
+            self.claimed_by = None
+
+    def _publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
+        session = self.session
+        task = claim.task
+        paths = [c.path for c in attempt.changes] + [
+            c.old_path for c in attempt.changes if c.old_path
+        ]
+        for number in range(1, self.remote.attempts + 1):
+            if self.remote.publish():
+                self._published()
+                return outcome
+            self.remote.wait(number, urgent=True)
+            patch = b""
+            if outcome.outcome == bookkeeping.SUCCESS and outcome.commit and claim.commit:
+                patch = session.workspace.change_between(claim.commit, outcome.commit, paths)
+            self._refresh()
+            head = (session.workspace.quick_head() or "")[:7]
+            session.say(f"  the branch moved: making the result again on {head}")
+            held = session.plan_file.current.task(task.id)
+            if held is None or held.marker != RUNNING or held.claimed != task.claimed:
+                return self._claim_lost(task)
+            outcome, attempt = self._make_again(claim, attempt, outcome, patch, paths)
+        self._refresh()
+        return TaskOutcome(
+            task.id,
+            "unpublished",
+            None,
+            "the branch kept moving, so the result was not pushed; the claim goes stale and "
+            "the task runs again",
+        )
+
+    def _make_again(
+        self,
+        claim: Claim,
+        attempt: Attempt,
+        outcome: TaskOutcome,
+        patch: bytes,
+        paths: list[str],
+    ) -> tuple[TaskOutcome, Attempt]:
+        """The result recorded again on the new tip: a failure as a failure, a success with
+        its change applied as a patch, or failed when the patch no longer applies."""
+        session = self.session
+        if outcome.outcome != bookkeeping.SUCCESS:
+            return results.fail(session, claim, attempt, self.worker), attempt
+        if session.workspace.apply_change(patch):
+            return results.succeed(session, claim, attempt, self.worker), attempt
+        clash = f"its change no longer applies to {', '.join(paths[:5])}"
+        attempt = attempt._replace(
+            violations=(clash + ": another task changed them since the claim",), verify=None
+        )
+        return results.fail(session, claim, attempt, self.worker), attempt
+
+    def _claim_lost(self, task: Task) -> TaskOutcome:
+        """The claim was reset (it looked stale) while the agent worked: the result is
+        dropped, for the task's next run is someone else's."""
+        ledger = self.session.ledger
+        line = (
+            f"{task.id}: the result of {self.session.worker_id} was dropped, its claim was "
+            "reset meanwhile (stale_lock_timeout too short for the task?)"
+        )
+
+        def record() -> None:
+            ledger.append_event(line)
+            ledger.commit_with_state(f"memento: {task.id} claim lost")
+
+        record()
+        self.publish(record)
+        return TaskOutcome(task.id, "lost", None, line)
+
+    def recover(self, found: Mapping[str, Any], report: RollbackReport) -> None:
+        """Drop the commits the dead tick never pushed and, when the remote still shows its
+        claim, count that attempt as failed there."""
+        session = self.session
+        base, claim = found.get("base"), found.get("claim")
+        if isinstance(base, str):
+            subjects = session.workspace.subjects_since(base)
+            if subjects and all(subject.startswith("memento: ") for subject in subjects):
+                session.workspace.reset_hard(base)
+        self._sync()
+        task_id = found.get("task")
+        task = session.plan_file.current.task(task_id) if isinstance(task_id, str) else None
+        if task is None or task.marker != RUNNING or task.claimed is None:
+            return
+        if task.claimed.render() != claim:
+            return
+        session.say(f"Recovered from a tick that died while running {task.id}")
+
+        def record() -> None:
+            record_death(session, task, self.worker)
+
+        record()
+        self.publish(record)
+
+    def _sync(self) -> None:
+        self.session.say(f"Shared branch: {self.remote.sync()}")
+        self._moved()
+
+    def _refresh(self) -> None:
+        """Drop the local commits not published and stand on the remote's tip."""
+        self.remote.refresh()
+        self._moved()
+
+    def _moved(self) -> None:
+        """The branch moved under the tick: what it knew of the files is void."""
+        session = self.session
+        session.plan_file.forget()
+        self.base = self.remote.tip or session.workspace.head()
+        # Every bookkeeping file there is committed: a clean tree stands on the tip.
+        session.ledger.know_tracked()
+
+    def _published(self) -> None:
+        self.base = self.session.workspace.quick_head()
+
+
+def refuse_dirty_tree(dirty: list[str]) -> None:
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+        raise UserError(
+            f"the working tree has uncommitted changes ({shown}); a tick starts from a "
+            "clean tree so that it can undo the agent's work exactly: commit or stash them"
+        )

@@ -1,0 +1,68 @@
+"""The tick's use of the lessons in ``docs/memory/``: the few a task's worker is given, a known
+issue learned when a task passes after failing, and lessons archived when they go stale.
+Choosing and writing the records is ``formats/memory``'s; this reads and writes the files."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memento_gh.engine.ledger import Ledger
+from memento_gh.engine.records import Attempt, Claim
+from memento_gh.formats import memory, status_log
+from memento_gh.plan.meta import Settings
+from memento_gh.plan.model import Task
+
+
+def lessons_for(ledger: Ledger, task: Task, settings: Settings, now: datetime) -> tuple[str, ...]:
+    """The lessons relevant to ``task``, within the prompt's budget for them."""
+    texts = ledger.lesson_texts()
+    if not texts:
+        return ()
+    failure = memory.last_failure(status_log.parse_status(ledger.status_text()), task.id)
+    by_kind = {memory.KIND_OF_FILE[name]: text for name, text in texts.items()}
+    return memory.lessons_for(
+        memory.read_all(by_kind),
+        task,
+        last_failure=memory.failure_signature(failure) if failure else None,
+        now=now,
+        stale_after=settings.memory_stale_after,
+    )
+
+
+def learn_from_success(ledger: Ledger, claim: Claim, attempt: Attempt, now: datetime) -> None:
+    """A task that passes after failing in its verify teaches a known issue: the failure's
+    signature, with this change as its fix."""
+    status = ledger.status_text()
+    task = claim.task
+    if task.id not in status:  # it never ran before: nothing failed
+        return
+    failure = memory.last_failure(status_log.parse_status(status), task.id)
+    if failure is None:
+        return
+    old = ledger.known_issue_text()
+    new = memory.learn_from_success(
+        old,
+        task=task,
+        previous_failure=failure,
+        changes=[(change.path, change.added, change.removed) for change in attempt.changes],
+        commit=None,
+        verify_command=task.verify or "",
+        now=now,
+        tick=claim.tick,
+    )
+    if new != old:
+        ledger.write_lesson_file(memory.FILE_NAMES[memory.KNOWN_ISSUE], new)
+
+
+def archive_stale(ledger: Ledger, settings: Settings, now: datetime) -> bool:
+    """Move the lessons not verified within ``memory_stale_after`` to their file's archive;
+    True when one moved (the files are written, not committed)."""
+    moved_any = False
+    for name, old in ledger.lesson_texts().items():
+        text, moved = memory.archive_stale(
+            old, memory.KIND_OF_FILE[name], now=now, stale_after=settings.memory_stale_after
+        )
+        if moved:
+            ledger.write_lesson_file(name, text)
+            moved_any = True
+    return moved_any

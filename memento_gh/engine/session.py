@@ -1,0 +1,91 @@
+"""What every step of one tick shares: the repository and its files, the clock, the
+environment and the output. Made once when the tick starts; its parts are never replaced."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from functools import cached_property
+
+from memento_gh.engine import agents, context
+from memento_gh.engine.ledger import Ledger
+from memento_gh.engine.plan_file import PlanFile
+from memento_gh.layout import Layout
+from memento_gh.plan.values import format_time
+from memento_gh.workspace import Workspace
+
+Clock = Callable[[], datetime]
+#: Files the engine itself writes during a tick; never the agent's change, never committed.
+WORKING_FILES = ("logs/", ".memento.lock", ".memento_alert")
+#: Set in the environment of the agent and verify to a value of this tick's own (their
+#: children inherit it), so that the next tick can stop what a killed tick left running.
+RUN_TAG = "MEMENTO_RUN"
+
+
+class Session:
+    def __init__(
+        self,
+        layout: Layout,
+        workspace: Workspace,
+        *,
+        agent: str,
+        agent_cmd: str | None,
+        worker_id: str,
+        clock: Clock,
+        environ: Mapping[str, str],
+        say: Callable[[str], None],
+    ) -> None:
+        self.layout = layout
+        self.workspace = workspace
+        self.root = workspace.root
+        self.agent = agent
+        self.agent_cmd = agent_cmd
+        self.worker_id = worker_id
+        self.clock = clock
+        self.environ = environ
+        self.say = say
+        self.started = clock()
+        self.run_tag = os.urandom(16).hex()
+        self.scratch = self.root / ".git" / "memento"
+        self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
+        plan_path = layout.plan.resolve().relative_to(self.root.resolve()).as_posix()
+        self.plan_file = PlanFile(layout.plan, plan_path)
+        self.ledger = Ledger(layout, workspace, self.plan_file, clock)
+
+    @cached_property
+    def keep(self) -> list[str]:
+        """What a rollback spares: the lines of ``clean_ignore``, and memento's working files."""
+        keep_file = self.root / self.plan_file.current.settings.clean_ignore
+        patterns = context.read_ignore_file(keep_file) if keep_file.exists() else []
+        return [*patterns, *WORKING_FILES]
+
+    @cached_property
+    def child_env(self) -> Mapping[str, str]:
+        """The environment of the agent and verify: no credentials, and this tick's tag."""
+        return {**agents.agent_env(self.environ), RUN_TAG: self.run_tag}
+
+    @property
+    def log_name(self) -> str:
+        return self.ledger.relative(self.log_path)
+
+    def checkpoint(self, name: str) -> None:
+        """Die here when MEMENTO_CRASH_AT names this point: the recovery tests kill a real
+        tick (SIGKILL, no clean-up) between two of its steps and check the next one recovers."""
+        if self.environ.get("MEMENTO_CRASH_AT") == name:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def log_line(self, text: str) -> None:
+        """Ticks that change nothing leave a line in logs/memento.log, not a commit."""
+        log_line(self.layout, self.clock(), text)
+
+
+def log_line(layout: Layout, moment: datetime, text: str) -> None:
+    layout.logs.mkdir(parents=True, exist_ok=True)
+    with (layout.logs / "memento.log").open("a", encoding="utf-8") as stream:
+        stream.write(f"[{format_time(moment)}] {text}\n")
+
+
+def is_working_file(path: str) -> bool:
+    return any(path == name or path.startswith(name) for name in WORKING_FILES)
