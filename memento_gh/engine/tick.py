@@ -680,12 +680,14 @@ class _Tick:
         texts = self._lesson_texts()
         if not texts:
             return ()
-        from memento_gh.formats import memory
+        from memento_gh.formats import memory, memory_selection
 
-        failure = memory.last_failure(status_log.parse_status(self._status_text()), task.id)
-        signature = memory.failure_signature(failure) if failure else None
+        failure = memory_selection.last_failure(
+            status_log.parse_status(self._status_text()), task.id
+        )
+        signature = memory_selection.failure_signature(failure) if failure else None
         by_kind = {memory.KIND_OF_FILE[name]: text for name, text in texts.items()}
-        return memory.lessons_for(
+        return memory_selection.lessons_for(
             memory.read_all(by_kind),
             task,
             last_failure=signature,
@@ -699,15 +701,15 @@ class _Tick:
         status = self._status_text()
         if task.id not in status:  # it never ran before: nothing failed
             return
-        from memento_gh.formats import memory
+        from memento_gh.formats import memory, memory_learning, memory_selection
 
-        failure = memory.last_failure(status_log.parse_status(status), task.id)
+        failure = memory_selection.last_failure(status_log.parse_status(status), task.id)
         if failure is None:
             return
         kind = memory.KNOWN_ISSUE
         path = self._memory_folder() / memory.FILE_NAMES[kind]
         old = files.read_text(path) if path.exists() else memory.empty_file(kind)
-        new = memory.learn_from_success(
+        new = memory_learning.learn_from_success(
             old,
             task=task,
             previous_failure=failure,
@@ -725,11 +727,11 @@ class _Tick:
         texts = self._lesson_texts()
         if not texts:
             return
-        from memento_gh.formats import memory
+        from memento_gh.formats import memory, memory_learning
 
         moved_any = False
         for name, old in texts.items():
-            text, moved = memory.archive_stale(
+            text, moved = memory_learning.archive_stale(
                 old,
                 memory.KIND_OF_FILE[name],
                 now=self.clock(),
