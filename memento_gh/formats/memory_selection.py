@@ -8,7 +8,6 @@ reading the files is the caller's business.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import re
 from collections.abc import Iterable, Sequence
@@ -49,34 +48,43 @@ _SOURCE_EXTENSIONS = (
 #: or a number, a time holds numbers.
 _VARIABLE_PARTS = (
     (
-        r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-        r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b",
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+            r"(?:Z|[+-]\d{2}:?\d{2})?)?"
+            r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
+        ),
         "{time}",
     ),
-    (r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b", "{uuid}"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b"), "{uuid}"),
     (
-        r"(?:[A-Za-z]:)?[\w.~@+-]*(?:[/\\][\w.~@+-]+)+[/\\]?"
-        rf"|\b[\w-]+\.(?:{_SOURCE_EXTENSIONS})\b"
-        r"|\b[\w-]+\.\w{1,8}(?=:\d)",
+        re.compile(
+            r"(?:[A-Za-z]:)?[\w.~@+-]*(?:[/\\][\w.~@+-]+)+[/\\]?"
+            rf"|\b[\w-]+\.(?:{_SOURCE_EXTENSIONS})\b"
+            r"|\b[\w-]+\.\w{1,8}(?=:\d)"
+        ),
         "{path}",
     ),
-    (r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b", "{hash}"),
+    (
+        re.compile(
+            r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b"
+        ),
+        "{hash}",
+    ),
     # A number of its own, with its unit (3s, 12ms, 5MB, 80%): not the digits of sha256 or TS2304.
-    (r"(?<![\w.])\d+(?:\.\d+)*(?:(?i:ms|s|m|h|d|[kmgt]i?b)|%)?(?![\w])", "{n}"),
+    (re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:(?i:ms|s|m|h|d|[kmgt]i?b)|%)?(?![\w])"), "{n}"),
 )
+_PLACEHOLDER = re.compile(r"\{(?:time|uuid|path|hash|n)\}")
 #: A line that names an error, then a line with an error word: the best and second best.
 _ERROR_LINES = (
-    r"\b[A-Z]\w*(?:Error|Exception|Failure)\b|^E\s|\berror(?:\[\w+\])?:|\berror [A-Z]+\d+",
-    r"(?i)\b(?:error|fatal|panic|failed|failure|cannot|can't|no such|not found|undefined|"
-    r"denied|refused|missing|invalid|unexpected)\b",
+    re.compile(
+        r"\b[A-Z]\w*(?:Error|Exception|Failure)\b|^E\s|\berror(?:\[\w+\])?:|\berror [A-Z]+\d+"
+    ),
+    re.compile(
+        r"(?i)\b(?:error|fatal|panic|failed|failure|cannot|can't|no such|not found|undefined|"
+        r"denied|refused|missing|invalid|unexpected)\b"
+    ),
 )
-
-
-@functools.cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    """Compiled on first use: ``memento validate`` reads memory files but learns nothing."""
-    return re.compile(pattern)
-
+_PYTEST_MARGIN = re.compile(r"^E\s+")  # pytest's "E   " before an error line
 
 SIGNATURE_CHARS = 200
 
@@ -87,7 +95,7 @@ def signature(text: str) -> str:
     and ``{n}``: the same mistake made elsewhere has the same signature."""
     found = one_line(text)
     for pattern, placeholder in _VARIABLE_PARTS:
-        found = _compiled(pattern).sub(placeholder, found)
+        found = pattern.sub(placeholder, found)
     return found[:SIGNATURE_CHARS].rstrip()
 
 
@@ -96,10 +104,10 @@ def error_line(output: str) -> str | None:
     one with an error word, else all the lines (a summary line alone would merge unrelated
     failures into one signature)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for pattern in map(_compiled, _ERROR_LINES):
+    for pattern in _ERROR_LINES:
         found = next((line for line in lines if pattern.search(line)), None)
         if found is not None:
-            return _compiled(r"^E\s+").sub("", found)  # pytest's "E   " margin
+            return _PYTEST_MARGIN.sub("", found)
     return " ⏎ ".join(lines) or None
 
 
@@ -112,7 +120,7 @@ def failure_signature(entry: ParsedEntry) -> str | None:
     if line is None:
         return None
     found = signature(line)
-    words = _compiled(r"\{(?:time|uuid|path|hash|n)\}").sub("", found)
+    words = _PLACEHOLDER.sub("", found)
     return found if any(char.isalpha() for char in words) else None
 
 
