@@ -1,10 +1,10 @@
-"""``docs/memory/*.md``: lessons that outlive a tick (memory seed, part 2).
+"""``docs/memory/*.md``: lessons that outlive a tick.
 
 Three files, one kind of record each: ``known-issues.md`` (learned by the engine when a task
 that failed passes), ``decisions.md`` and ``preferences.md`` (``memento learn``). A record
-has the seed's shape - a rule, a ``## title`` heading, ``**Field**: value`` lines - plus the
-metadata that makes it checkable: the task it came from, its evidence (a file or a command),
-a confidence and when it was last verified::
+is a rule, a ``## title`` heading and ``**Field**: value`` lines; besides what it says, its
+fields make it checkable: the task it came from, its evidence (a file or a command), a
+confidence and when it was last verified::
 
     ---
 
