@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from memento_gh.engine.prompt import build_prompt, task_block
-from memento_gh.formats import memory
+from memento_gh.formats import memory, memory_selection
 from memento_gh.plan.model import Plan, Task
 from memento_gh.plan.scanner import parse
 
@@ -67,7 +67,7 @@ def timed(work: Callable[[], object]) -> float:
 
 
 def lessons(records: list[memory.Record], task: Task) -> tuple[str, ...]:
-    return memory.lessons_for(
+    return memory_selection.lessons_for(
         records, task, last_failure="AssertionError: case 0", now=NOW, stale_after=MONTH
     )
 
@@ -116,7 +116,7 @@ def main() -> int:
         print(
             f"{size:>8,}{kilobytes:>9.0f}{read * 1000:>9.2f}{read / read_base:>7.1f}"
             f"{pick * 1000:>9.3f}{pick / pick_base:>7.1f}{len(given):>8}"
-            f"{added_bytes(plan, task, given):>7}{memory.LESSONS_BUDGET:>8}"
+            f"{added_bytes(plan, task, given):>7}{memory_selection.LESSONS_BUDGET:>8}"
         )
     return 0
 

@@ -11,7 +11,8 @@ MAP_NAME = "PROJECT_MAP.md"
 NOTES_NAME = "HUMAN_NOTES.md"
 STATUS_NAME = "TICK_STATUS.md"
 STATE_NAME = "STATE.md"
-#: The lesson files (formats/memory.py reads and writes them), under the plan folder.
+#: The lesson files (formats/memory.py reads them, formats/memory_learning.py writes them),
+#: under the plan folder.
 MEMORY_FOLDER = "memory"
 MEMORY_FILE_NAMES = ("known-issues.md", "decisions.md", "preferences.md")
 

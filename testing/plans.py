@@ -26,7 +26,8 @@ DEFAULT_META: Mapping[str, str] = {
     "total_ticks": "0",
 }
 
-#: The example plan of the seed document (§3.1), byte for byte.
+#: A plan as a person writes it by hand, byte for byte: a placeholder title, every Meta key
+#: with a comment after its value (some in Chinese), three phases, every task field.
 SEED_PLAN = """\
 # MASTER_PLAN: <ProjectName>
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from memento_gh import files
 from memento_gh.errors import UserError
-from memento_gh.formats import memory
+from memento_gh.formats import memory, memory_learning, memory_selection
 from memento_gh.layout import Layout, display
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.output import paint, wants_color
@@ -124,7 +124,7 @@ def _record_data(
         "last_verified": None if verified is None else values.format_time(verified),
         "seen": record.seen,
         "archived": record.archived,
-        "stale": not record.archived and not memory.is_fresh(record, now, stale_after),
+        "stale": not record.archived and not memory_selection.is_fresh(record, now, stale_after),
     }
 
 
@@ -185,7 +185,7 @@ def _archive(layout: Layout, now: datetime, stale_after: int) -> str:
     changed: list[Path] = []
     moved: list[str] = []
     for kind, text in texts.items():
-        new, stale = memory.archive_stale(text, kind, now=now, stale_after=stale_after)
+        new, stale = memory_learning.archive_stale(text, kind, now=now, stale_after=stale_after)
         if stale:
             path = memory_path(layout, kind)
             files.write_atomic(path, new)
@@ -202,7 +202,7 @@ def _archive(layout: Layout, now: datetime, stale_after: int) -> str:
 
 
 def run_learn(args: argparse.Namespace, layout: Layout, clock: Clock = utc_now) -> int:
-    lesson = memory.Lesson(
+    lesson = memory_learning.Lesson(
         kind=memory.DECISION if args.kind == "decision" else memory.PREFERENCE,
         key=args.key,
         text=args.text,
@@ -215,7 +215,7 @@ def run_learn(args: argparse.Namespace, layout: Layout, clock: Clock = utc_now) 
         options=args.options or "",
     )
     try:
-        memory.lesson_fields(lesson)  # the mistakes of the command line, before the lock
+        memory_learning.lesson_fields(lesson)  # the mistakes of the command line, before the lock
     except ValueError as error:
         raise UserError(_as_options(str(error))) from None
     print(_locked(layout, args.wait, lambda: _learn(layout, lesson, clock())))
@@ -263,12 +263,12 @@ def _task(layout: Layout, task_id: str | None) -> str:
     return task_id
 
 
-def _learn(layout: Layout, lesson: memory.Lesson, now: datetime) -> str:
+def _learn(layout: Layout, lesson: memory_learning.Lesson, now: datetime) -> str:
     path = memory_path(layout, lesson.kind)
     old = files.read_text(path) if path.exists() else memory.empty_file(lesson.kind)
     try:
-        new, created = memory.learn(old, lesson, now)
-    except memory.Hidden as error:
+        new, created = memory_learning.learn(old, lesson, now)
+    except memory_learning.Hidden as error:
         raise UserError(f"{display(path)}:{error.problem.line}: {error.problem.message}") from None
     dirty = _dirty(layout)
     files.write_atomic(path, new)

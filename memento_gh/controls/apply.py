@@ -157,7 +157,7 @@ def _edit_plan(layout: Layout, control: Control, now: datetime) -> list[Path]:
 def _learn(layout: Layout, control: Control, now: datetime) -> list[Path]:
     """A decision or preference told in a comment (``/memento learn``): the comment is its
     evidence. ``text`` is ``decision|preference TOPIC: TEXT``."""
-    from memento_gh.formats import memory
+    from memento_gh.formats import memory, memory_learning
 
     kind, _, rest = control.text.partition(" ")
     key, _, text = rest.partition(":")
@@ -166,7 +166,7 @@ def _learn(layout: Layout, control: Control, now: datetime) -> list[Path]:
         raise UserError("a lesson from GitHub is a decision or a preference, from a comment")
     if control.task:
         editor.require_task(parse(files.read_text(layout.plan)), control.task)
-    lesson = memory.Lesson(
+    lesson = memory_learning.Lesson(
         kind,
         key.strip(),
         text.strip(),
@@ -176,7 +176,7 @@ def _learn(layout: Layout, control: Control, now: datetime) -> list[Path]:
     path = layout.docs / memory.FOLDER / memory.FILE_NAMES[kind]
     old = files.read_text(path) if path.exists() else memory.empty_file(kind)
     try:
-        new, _ = memory.learn(old, lesson, now)
+        new, _ = memory_learning.learn(old, lesson, now)
     except ValueError as error:
         raise UserError(str(error)) from None
     if new == old:

@@ -1,4 +1,4 @@
-"""``memento dashboard``: a local web page that shows the plan and steers it (seed §6).
+"""``memento dashboard``: a local web page that shows the plan and steers it.
 
 A pure core (``cron``, ``markup``, ``snapshot``, ``writes``) turns file texts and requests into
 values; ``repo`` reads the files and git; ``server`` is the only importer of Starlette and

@@ -66,7 +66,7 @@ def build(
 
 
 def eta(entries: Iterable[ParsedEntry], remaining: int) -> dict[str, Any]:
-    """Seed §6.3: the average duration of the finished tasks times the tasks left."""
+    """The time left: the average duration of the finished tasks times the tasks left."""
     durations = [e.duration for e in entries if e.outcome == SUCCESS and e.duration is not None]
     average = sum(durations) / len(durations) if durations else None
     return {

@@ -1,4 +1,8 @@
-"""The circuit breaker (seed §7.4): when to stop ticking and wait for a person. Pure rules."""
+"""The circuit breaker: when to stop ticking and wait for a person. Pure rules.
+
+Too many ticks failed in a row, too large a share of blocked tasks, or too little free disk
+pause the pipeline (``tick_mode: paused``) until a person resumes it.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The limits a task's change must keep (seed §4.2 steps 3-4, §5): a pure function of the change.
+"""The limits a task's change must keep: a pure function of the change.
+
+The change is checked after the agent stops and before ``verify`` runs; a change that breaks
+a limit fails the task without running ``verify``.
 
 Every path a change touches counts: both sides of a rename, deletions, untracked files.
 One violation per offending path, by the first rule it breaks in this order:

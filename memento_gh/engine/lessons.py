@@ -1,6 +1,7 @@
 """The tick's use of the lessons in ``docs/memory/``: the few a task's worker is given, a known
 issue learned when a task passes after failing, and lessons archived when they go stale.
-Choosing and writing the records is ``formats/memory``'s; this reads and writes the files."""
+Choosing and writing the records is ``formats/memory_selection``'s and
+``formats/memory_learning``'s; this reads and writes the files."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime
 
 from memento_gh.engine.ledger import Ledger
 from memento_gh.engine.records import Attempt, Claim
-from memento_gh.formats import memory, status_log
+from memento_gh.formats import memory, memory_learning, memory_selection, status_log
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import Task
 
@@ -18,12 +19,12 @@ def lessons_for(ledger: Ledger, task: Task, settings: Settings, now: datetime) -
     texts = ledger.lesson_texts()
     if not texts:
         return ()
-    failure = memory.last_failure(status_log.parse_status(ledger.status_text()), task.id)
+    failure = memory_selection.last_failure(status_log.parse_status(ledger.status_text()), task.id)
     by_kind = {memory.KIND_OF_FILE[name]: text for name, text in texts.items()}
-    return memory.lessons_for(
+    return memory_selection.lessons_for(
         memory.read_all(by_kind),
         task,
-        last_failure=memory.failure_signature(failure) if failure else None,
+        last_failure=memory_selection.failure_signature(failure) if failure else None,
         now=now,
         stale_after=settings.memory_stale_after,
     )
@@ -36,11 +37,11 @@ def learn_from_success(ledger: Ledger, claim: Claim, attempt: Attempt, now: date
     task = claim.task
     if task.id not in status:  # it never ran before: nothing failed
         return
-    failure = memory.last_failure(status_log.parse_status(status), task.id)
+    failure = memory_selection.last_failure(status_log.parse_status(status), task.id)
     if failure is None:
         return
     old = ledger.known_issue_text()
-    new = memory.learn_from_success(
+    new = memory_learning.learn_from_success(
         old,
         task=task,
         previous_failure=failure,
@@ -59,7 +60,7 @@ def archive_stale(ledger: Ledger, settings: Settings, now: datetime) -> bool:
     True when one moved (the files are written, not committed)."""
     moved_any = False
     for name, old in ledger.lesson_texts().items():
-        text, moved = memory.archive_stale(
+        text, moved = memory_learning.archive_stale(
             old, memory.KIND_OF_FILE[name], now=now, stale_after=settings.memory_stale_after
         )
         if moved:

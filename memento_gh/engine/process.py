@@ -73,22 +73,7 @@ def run_in_group(
             stack.enter_context(stdin.open("rb")) if stdin is not None else subprocess.DEVNULL
         )
         started = time.monotonic()
-        try:
-            child = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=None if env is None else dict(env),
-                stdin=stdin_file,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as error:
-            if error.filename is not None and str(error.filename) == str(cwd):
-                raise UserError(f"cannot run {argv[0]!r} in {cwd}: {error.strerror}") from error
-            raise UserError(
-                f"cannot start {argv[0]!r}: {error.strerror}; is it installed and on PATH?"
-            ) from error
+        child = _start(argv, cwd, env, stdin_file)
         assert child.stdout is not None
         stack.callback(child.stdout.close)
         collector = _Collector(child.stdout.fileno(), log_file, keep)
@@ -122,6 +107,29 @@ def _argv(command: str | Sequence[str], shell: bool) -> list[str]:
     if not command:
         raise ValueError("empty command")
     return [str(item) for item in command]
+
+
+def _start(
+    argv: list[str], cwd: Path, env: Mapping[str, str] | None, stdin: IO[bytes] | int
+) -> subprocess.Popen[bytes]:
+    """The command started in a new session, so in a process group of its own whose id is
+    its pid; UserError when it cannot start (missing, not executable, no such folder)."""
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as error:
+        if error.filename is not None and str(error.filename) == str(cwd):
+            raise UserError(f"cannot run {argv[0]!r} in {cwd}: {error.strerror}") from error
+        raise UserError(
+            f"cannot start {argv[0]!r}: {error.strerror}; is it installed and on PATH?"
+        ) from error
 
 
 def _open_log(log: Path | None, stack: ExitStack) -> IO[bytes] | None:

@@ -1,4 +1,4 @@
-"""The worker's prompt for one task (DESIGN "The big decision"; seed §4.2 step 1, §9.1.1).
+"""The worker's prompt for one task: memento picks the task, the agent only does it.
 
 The prompt holds the system prompt, the task's own lines of the plan, its ``verify`` command,
 the files it may and may not change, its module's ``PROJECT_MAP.md`` entry, the unread notes

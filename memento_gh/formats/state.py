@@ -1,4 +1,5 @@
-"""``docs/STATE.md``: where the work stands and how to pick it up (memory seed, part 1).
+"""``docs/STATE.md``: where the work stands and how to pick it up, for a worker or a person
+who remembers nothing of the ticks before.
 
 memento rewrites the whole file after every tick and every control, from the plan and what
 just happened; nobody edits it. A person or an agent arriving cold reads it first::

@@ -1,4 +1,4 @@
-"""``TICK_STATUS.md``: one entry per task run (seed §3.3, §9.1.1) and one-line events.
+"""``TICK_STATUS.md``: the tick log, one entry per task run and one-line events, newest last.
 
 Text in, text out; the time is passed in. An entry::
 
@@ -41,7 +41,7 @@ ARCHIVE_DIR = "logs/status_archive"
 SUCCESS, FAILED, BLOCKED = "success", "failed", "blocked"
 OUTCOMES = (SUCCESS, FAILED, BLOCKED)
 ESCALATION = "⚠️ NEEDS ARCHITECT ATTENTION"
-VERIFY_LINES = 5  # the seed's "first 5 lines of stdout/stderr"
+VERIFY_LINES = 5  # an entry shows the first 5 lines of verify's stdout and stderr
 VERIFY_LINE_CHARS = 500  # one runaway line must not bloat the log
 KEEP_ON_ROTATION = 5
 
@@ -50,7 +50,7 @@ _ENTRY = re.compile(
     r"(?:[ \t]+\(continued,[ \t]*tasks_this_tick:[ \t]*(?P<index>\d+)/(?P<count>\d+)\))?"
     r"[ \t]*$"
 )
-# `- [time] text`, or the seed's shell form `[time] text` without the bullet.
+# `- [time] text`, or `[time] text` without the bullet, as a shell `echo` appends it.
 _EVENT = re.compile(r"(?:[-*][ \t]+)?\[(?P<time>[^\]\s]+)\][ \t]+(?P<text>\S.*?)[ \t]*$")
 _FIELD = re.compile(r"-[ \t]+\*\*(?P<key>[^*]+)\*\*:[ \t]*(?P<value>.*?)[ \t]*$")
 _VERIFY_TAIL = re.compile(
@@ -66,7 +66,7 @@ _BACKTICKS = re.compile(r"`+")
 
 
 class TickEntry(NamedTuple):
-    """One task run, every field of seed §9.1.1 plus what the engine knows beyond it."""
+    """One task run: every field its entry shows, plus what the engine knows beyond them."""
 
     time: datetime
     tick: int
@@ -141,7 +141,8 @@ def render_entry(entry: TickEntry) -> str:
 
 
 def _later_fields(entry: TickEntry) -> list[tuple[str, str]]:
-    """The fields after Duration, in the seed's order; an empty value leaves a field out."""
+    """The fields after Duration, in the order every entry lists them; an empty value leaves
+    a field out."""
     size = entry.diff_size
     return [
         ("Error Analysis", _one_line(entry.error_analysis or "")),
@@ -447,7 +448,7 @@ def _verify_value(value: str | None) -> tuple[str | None, int | None]:
     try:
         return values.parse_code(rest), exit_code
     except ValueError:
-        return rest, exit_code  # prose, as a person or the seed's worker wrote it
+        return rest, exit_code  # prose, as a person or an agent wrote it
 
 
 def _seconds(value: str | None) -> int | None:
@@ -516,8 +517,8 @@ def rotate(
     """Archive the log once it holds more than ``max_entries`` records (entries and events).
 
     Returns (the new log, the archived text to write at ``archive_path(now, archive_dir)``), or
-    (``text``, None) when the log is small enough. Unlike the seed, which starts an empty
-    file, the newest ``keep`` records stay: the dashboard still shows the recent ticks,
+    (``text``, None) when the log is small enough. The new log does not start empty: the
+    newest ``keep`` records stay, so the dashboard still shows the recent ticks,
     and ``is_latest_event`` still sees the last event, so a rotation does not make the
     engine write "🎉 ALL TASKS COMPLETE" again. The archive holds the file's bytes up to
     the first record kept (header included), unchanged.

@@ -1,4 +1,9 @@
-"""Which task runs next (seed §4.1, plus task-level ``depends``): a pure function of the plan."""
+"""Which task runs next: a pure function of the plan.
+
+The next task is the first pending one, in plan order, with retries left, whose phase's
+``depends`` phases and whose own ``depends`` tasks are all done or skipped; a phase that is
+not ``parallel`` runs one task at a time.
+"""
 
 from __future__ import annotations
 
@@ -105,7 +110,7 @@ def _why_nothing(plan: Plan, resolved: dict[int, bool], skip: Collection[str]) -
 
 
 def _blocked_message(plan: Plan, blocked: list[Task]) -> str:
-    """Seed §7.2's line; each phase named with its own [!] tasks."""
+    """The line that says the pipeline is blocked; each phase named with its own [!] tasks."""
     by_phase: dict[str, list[str]] = {}
     for task in blocked:
         by_phase.setdefault(plan.phase_of(task).name, []).append(task.id)

@@ -95,50 +95,20 @@ def _phase_problems(plan: Plan) -> Iterator[Problem]:
 
 
 def _task_problems(plan: Plan, modules: Collection[str] | None) -> list[Problem]:
-    # One tight loop with shortcuts for the common shapes, lists rather than generators:
-    # it runs once per task, and `memento validate` and every tick pay for it on the whole
-    # plan (a 10,000-task plan holds 50,000 values).
+    # One pass over the tasks, lists rather than generators, and shortcuts for the common
+    # value shapes (in _value_problems): `memento validate` and every tick pay for it on the
+    # whole plan (a 10,000-task plan holds 50,000 values).
     found: list[Problem] = []
     seen: dict[str, Task] = {}
     max_retries = plan.settings.max_retries
     for task in plan.tasks:
-        where = task.line + 1
         first = seen.setdefault(task.id, task)
         if first is not task:
-            found.append(
-                Problem(
-                    where,
-                    ERROR,
-                    f"duplicate task ID {task.id} (first at line {first.line + 1}); "
-                    "give every task its own ID",
-                )
-            )
+            found.append(_duplicate_id(task, first))
         fields = task.fields
         if "verify" not in fields or "context_files" not in fields:
             found += _missing_fields(task)
-        for key, field in fields.items():
-            raw = field.value
-            # The shapes nearly every value has pass without their reader.
-            if key == "verify":
-                if (
-                    len(raw) >= 3
-                    and raw[0] == "`" == raw[-1]
-                    and raw[1] != "`"
-                    and raw[1:-1].strip()
-                ):
-                    continue
-            elif key in ("context_files", "guard_files"):
-                if raw[:1] == "[" and raw[-1:] == "]":
-                    continue
-            elif key == "retries":
-                if raw.isascii() and raw.isdigit():
-                    continue
-            elif key not in _KNOWN_FIELDS:
-                found.append(_unknown_field(key, field.line))
-                continue
-            message = _read_value(key, raw)
-            if message:
-                found.append(Problem(field.line + 1, ERROR, f"{task.id} {key}: {message}"))
+        found += _value_problems(task)
         if "depends" in fields or "claimed" in fields:
             found += _dependency_and_claim_problems(plan, task)
         module = task.module
@@ -146,24 +116,60 @@ def _task_problems(plan: Plan, modules: Collection[str] | None) -> list[Problem]
             found += _module_problems(task, modules)
         marker = task.marker
         if marker == RUNNING and "claimed" not in fields:
-            found.append(
-                Problem(
-                    where,
-                    ERROR,
-                    f"{task.id} is [~] running but has no 'claimed: <time> <worker>' line; "
-                    "set it back to [ ] if no worker runs it",
-                )
-            )
+            found.append(_unclaimed(task))
         if marker == PENDING and _retries(task) >= max_retries:
-            found.append(
-                Problem(
-                    where,
-                    WARNING,
-                    f"{task.id} has used {task.retries} of {max_retries} retries and will not "
-                    "be picked; set retries to 0 to try again, or mark it [!]",
-                )
-            )
+            found.append(_out_of_retries(task, max_retries))
     return found
+
+
+def _duplicate_id(task: Task, first: Task) -> Problem:
+    return Problem(
+        task.line + 1,
+        ERROR,
+        f"duplicate task ID {task.id} (first at line {first.line + 1}); give every task its own ID",
+    )
+
+
+def _value_problems(task: Task) -> list[Problem]:
+    """The task's values that do not read, and its fields memento does not know."""
+    found: list[Problem] = []
+    for key, field in task.fields.items():
+        raw = field.value
+        # The shapes nearly every value has pass without their reader.
+        if key == "verify":
+            if len(raw) >= 3 and raw[0] == "`" == raw[-1] and raw[1] != "`" and raw[1:-1].strip():
+                continue
+        elif key in ("context_files", "guard_files"):
+            if raw[:1] == "[" and raw[-1:] == "]":
+                continue
+        elif key == "retries":
+            if raw.isascii() and raw.isdigit():
+                continue
+        elif key not in _KNOWN_FIELDS:
+            found.append(_unknown_field(key, field.line))
+            continue
+        message = _read_value(key, raw)
+        if message:
+            found.append(Problem(field.line + 1, ERROR, f"{task.id} {key}: {message}"))
+    return found
+
+
+def _unclaimed(task: Task) -> Problem:
+    return Problem(
+        task.line + 1,
+        ERROR,
+        f"{task.id} is [~] running but has no 'claimed: <time> <worker>' line; "
+        "set it back to [ ] if no worker runs it",
+    )
+
+
+def _out_of_retries(task: Task, max_retries: int) -> Problem:
+    return Problem(
+        task.line + 1,
+        WARNING,
+        f"{task.id} has used {task.retries} of {max_retries} retries and will not "
+        "be picked; set retries to 0 to try again, or mark it [!]",
+    )
 
 
 def _retries(task: Task) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from memento_gh.formats import memory
+from memento_gh.formats import memory, memory_learning
 from memento_gh.formats.state import parse_state
 from testing.plans import phase_block, task_block
 from testing.ticks import GUARD, Project, good, make_project, plan_of, task, wrong
@@ -120,10 +120,10 @@ def test_state_follows_every_tick_and_is_committed(tmp_path: Path) -> None:
 
 def test_a_tick_archives_lessons_nobody_verified_for_memory_stale_after(tmp_path: Path) -> None:
     long_ago = datetime.now(timezone.utc) - timedelta(days=60)
-    lesson = memory.Lesson(
+    lesson = memory_learning.Lesson(
         memory.PREFERENCE, "Style", "Short functions", memory.Evidence("command", "ruff check")
     )
-    stale, _ = memory.learn(memory.empty_file(memory.PREFERENCE), lesson, long_ago)
+    stale, _ = memory_learning.learn(memory.empty_file(memory.PREFERENCE), lesson, long_ago)
     plan = plan_of([phase_block(1, "Core", [task("T-101")], parallel=True)], total_tasks="1")
     proj = make_project(tmp_path, plan, files={"docs/memory/preferences.md": stale})
     proj.script({"T-101": [{"save_prompt": str(tmp_path / "prompt.md")}, *good("T-101")]})

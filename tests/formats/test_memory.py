@@ -10,21 +10,21 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memento_gh.engine.prompt import build_prompt, task_block
-from memento_gh.formats import memory
+from memento_gh.formats import memory, memory_learning, memory_selection
 from memento_gh.formats.memory import (
     DECISION,
     KNOWN_ISSUE,
     PREFERENCE,
-    archive_stale,
     empty_file,
+    parse_memory,
+    read_all,
+)
+from memento_gh.formats.memory_learning import archive_stale, learn_from_success, remember
+from memento_gh.formats.memory_selection import (
     error_line,
     failure_signature,
     last_failure,
-    learn_from_success,
     lessons_for,
-    parse_memory,
-    read_all,
-    remember,
     signature,
 )
 from memento_gh.formats.notes import parse_notes
@@ -310,7 +310,7 @@ def test_a_signature_keeps_the_words_and_drops_what_varies(line: str, expected: 
 
 
 def test_a_signature_is_short() -> None:
-    assert len(signature("x" * 1000)) == memory.SIGNATURE_CHARS
+    assert len(signature("x" * 1000)) == memory_selection.SIGNATURE_CHARS
 
 
 @pytest.mark.parametrize(
@@ -493,15 +493,15 @@ def test_the_prompt_budget_holds_with_1000_records() -> None:
         last_failure="AssertionError: case 3",  # a known issue of module auth
         now=SOON,
         stale_after=MONTH,
-        budget=memory.LESSONS_BUDGET,
+        budget=memory_selection.LESSONS_BUDGET,
     )
     elapsed = time.perf_counter() - start
 
-    assert 1 <= len(given) <= memory.MAX_LESSONS
+    assert 1 <= len(given) <= memory_selection.MAX_LESSONS
     assert given[0].startswith("Known issue (your task's last run failed like this)")
     with_lessons = prompt_with(target, given)
     without = prompt_with(target, ())
-    assert len(with_lessons.encode()) - len(without.encode()) <= memory.LESSONS_BUDGET
+    assert len(with_lessons.encode()) - len(without.encode()) <= memory_selection.LESSONS_BUDGET
     assert elapsed < 1.0  # linear in the records: about a millisecond on a laptop
 
 
@@ -761,7 +761,7 @@ def test_known_issue_fields_are_checked_too() -> None:
 
 # -- lessons told by people ------------------------------------------------------------------
 
-SESSIONS = memory.Lesson(
+SESSIONS = memory_learning.Lesson(
     DECISION,
     "Session storage",
     "Keep sessions in Redis",
@@ -773,7 +773,7 @@ SESSIONS = memory.Lesson(
 
 
 def test_a_lesson_is_recorded_then_updated_by_its_topic() -> None:
-    text, created = memory.learn(empty_file(DECISION), SESSIONS, T0)
+    text, created = memory_learning.learn(empty_file(DECISION), SESSIONS, T0)
 
     assert created
     parsed = parse_memory(text, DECISION)
@@ -793,7 +793,7 @@ def test_a_lesson_is_recorded_then_updated_by_its_topic() -> None:
 
     later = T0 + timedelta(days=1)
     changed = SESSIONS._replace(key=" session\tSTORAGE ", text="PostgreSQL", reason="", modules=())
-    again, created = memory.learn(text, changed, later)
+    again, created = memory_learning.learn(text, changed, later)
 
     assert not created
     (record,) = parse_memory(again, DECISION).records
@@ -823,4 +823,4 @@ def test_a_lesson_that_cannot_be_recorded_is_a_sentence(
     change: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        memory.learn(empty_file(DECISION), SESSIONS._replace(**change), T0)
+        memory_learning.learn(empty_file(DECISION), SESSIONS._replace(**change), T0)
