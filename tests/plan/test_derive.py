@@ -217,6 +217,11 @@ def test_a_success_written_over_the_unclaimed_plan_gives_the_same_bytes(
     plan = parse(data.draw(plans()).text)
     assume(plan.tasks and not plan.problems and plan.meta_line is not None)
     task = data.draw(st.sampled_from(plan.tasks))
+    # Not a task that ends the file without a line ending: the claim's new last line gives
+    # the task line one, and removing the claim removes exactly the claim's bytes
+    # (test_editor's test_deleting_the_last_line_of_a_file_without_final_newline), so
+    # there the two ways differ by that one line ending, both valid.
+    assume(task.end < len(plan.lines) - 1 or plan.eols[task.end])
     claim = [
         editor.set_status(plan, task.id, RUNNING),
         editor.set_field(plan, task.id, "claimed", "2025-01-15T14:35:00Z worker-1"),
