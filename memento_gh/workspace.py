@@ -17,6 +17,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from memento_gh.changes import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    RENAMED,
+    TYPECHANGE,
+    UNTRACKED,
+    FileChange,
+)
 from memento_gh.errors import UserError
 from memento_gh.files import decode_utf8
 
@@ -54,12 +63,12 @@ _STATUS = (
 )
 
 _KINDS = {
-    "M": "modified",
-    "A": "added",
-    "C": "added",
-    "D": "deleted",
-    "R": "renamed",
-    "T": "typechange",
+    "M": MODIFIED,
+    "A": ADDED,
+    "C": ADDED,
+    "D": DELETED,
+    "R": RENAMED,
+    "T": TYPECHANGE,
 }
 
 
@@ -168,17 +177,6 @@ def init_repository(path: Path) -> Workspace:
         reason = os.fsdecode(done.stderr).strip().splitlines()[:1] or [f"exit {done.returncode}"]
         raise UserError(f"git init failed in {path}: {reason[0]}")
     return Workspace(path)
-
-
-class FileChange(NamedTuple):
-    """One path that differs from HEAD, as the index and work tree stand."""
-
-    path: str  # repo-relative POSIX path (the new path of a rename; "dir/" for a nested repo)
-    kind: str  # "modified" | "added" | "deleted" | "renamed" | "untracked" | "typechange"
-    added: int  # lines added (0 for binary)
-    removed: int  # lines removed (0 for binary)
-    binary: bool
-    old_path: str | None = None  # the old path of a rename
 
 
 class TreeStatus(NamedTuple):
@@ -489,7 +487,7 @@ class Workspace:
             found.append(
                 FileChange(
                     path,
-                    _KINDS.get(letter, "modified"),
+                    _KINDS.get(letter, MODIFIED),
                     added or 0,
                     removed or 0,
                     binary,
@@ -645,7 +643,7 @@ def _count(field: bytes) -> int | None:
 
 def _untracked_change(root: Path, path: str) -> FileChange:
     lines, binary = _count_lines(root / path)
-    return FileChange(path, "untracked", lines, 0, binary)
+    return FileChange(path, UNTRACKED, lines, 0, binary)
 
 
 def _count_lines(path: Path) -> tuple[int, bool]:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from memento_gh.changes import FileChange
 from memento_gh.errors import UserError
 from memento_gh.workspace import (
-    FileChange,
     GitError,
     RollbackReport,
     TreeStatus,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from memento_gh import files
+from memento_gh.changes import FileChange
 from memento_gh.checks import check_plan_text
 from memento_gh.engine import (
     agents,
@@ -38,7 +39,6 @@ from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, 
 from memento_gh.plan.scanner import no_cyclic_gc, parse
 from memento_gh.plan.values import format_time
 from memento_gh.workspace import (
-    FileChange,
     GitError,
     NetworkError,
     TreeStatus,
