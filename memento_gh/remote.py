@@ -28,7 +28,8 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from memento_gh.errors import UserError
-from memento_gh.workspace import GitError, NetworkError, Workspace
+from memento_gh.gitrun import GitError, NetworkError
+from memento_gh.workspace import Workspace
 
 # The identity GitHub shows with its own avatar for commits made by a workflow's token.
 BOT_NAME = "github-actions[bot]"

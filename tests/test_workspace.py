@@ -15,8 +15,8 @@ import pytest
 
 from memento_gh.changes import FileChange
 from memento_gh.errors import UserError
+from memento_gh.gitrun import GitError
 from memento_gh.workspace import (
-    GitError,
     RollbackReport,
     TreeStatus,
     Workspace,

@@ -31,6 +31,7 @@ from memento_gh.engine import (
 )
 from memento_gh.errors import UserError
 from memento_gh.formats import status_log
+from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.layout import MEMORY_FILE_NAMES, MEMORY_FOLDER, Layout
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan import derive, editor, schedule
@@ -38,13 +39,7 @@ from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, PENDING, RUNNING, Plan, Task
 from memento_gh.plan.scanner import no_cyclic_gc, parse
 from memento_gh.plan.values import format_time
-from memento_gh.workspace import (
-    GitError,
-    NetworkError,
-    TreeStatus,
-    Workspace,
-    start_status,
-)
+from memento_gh.workspace import TreeStatus, Workspace, start_status
 
 if TYPE_CHECKING:
     from memento_gh.formats.notes import Note
