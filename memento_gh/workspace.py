@@ -170,15 +170,11 @@ class Workspace:
         found += [_untracked_change(self.root, path) for path in self._untracked(keep)]
         return sorted(found, key=lambda change: change.path)
 
-    def status(self) -> TreeStatus:
+    def start_status(self) -> PendingStatus:
         """HEAD and every path that differs from it, from a single git process: what a
         tick checks before and after the agent. Renames count as their two paths, and no
-        line is counted (``changes`` does that, for the paths that need it)."""
-        return self.start_status().result()
-
-    def start_status(self) -> PendingStatus:
-        """``status`` started and not waited for: git looks at the tree while the caller
-        does other work, until ``result()``."""
+        line is counted (``changes`` does that, for the paths that need it). Git looks at
+        the tree while the caller does other work, until ``result()``."""
         return start_status(self.root)
 
     def commit_count(self) -> int:
@@ -202,18 +198,11 @@ class Workspace:
         """True when index and work tree equal HEAD, untracked files matching ``keep`` aside."""
         return not self._tracked_dirty() and not self._untracked(keep)
 
-    def git_fingerprint(self) -> dict[str, str]:
-        """A sha256 per file of .git/config, .git/hooks/ and .git/info/, keyed by its path
-        relative to .git; the executable bit counts (it is what turns a hook on). The tick's
-        own scratch files under .git/memento/ are not part of it."""
-        import hashlib  # the tick compares git_state(), which needs no digest
-
-        return {path: hashlib.sha256(data).hexdigest() for path, data in self.git_state().items()}
-
     def git_state(self) -> dict[str, bytes]:
-        """What ``git_fingerprint`` digests: per file of .git/config, .git/hooks/ and
-        .git/info/, its kind (file, executable, link) and content. Two states are equal
-        exactly when the fingerprints are."""
+        """Per file of .git/config, .git/hooks/ and .git/info/, keyed by its path relative
+        to .git: its kind (file, executable, link) and content. The executable bit counts
+        (it is what turns a hook on); the tick's own scratch files under .git/memento/ are
+        not part of it. The tick compares two states, before and after the agent."""
         common = os.fspath(self._repo.common_dir)
         found: dict[str, bytes] = {}
         for name in ["config", *_walk(common, "hooks"), *_walk(common, "info")]:
@@ -460,8 +449,8 @@ class Workspace:
 
 
 def start_status(folder: Path) -> PendingStatus:
-    """``Workspace.status`` of the work tree ``folder`` is in (any folder of it: the paths
-    are the top's), started without waiting, even before the ``Workspace`` is made."""
+    """``Workspace.start_status`` of the work tree ``folder`` is in (any folder of it: the
+    paths are the top's), even before the ``Workspace`` is made."""
     return PendingStatus(folder, gitrun.start(folder, *_STATUS))
 
 
