@@ -1,4 +1,4 @@
-"""The repository as the tick sees it, through git (``gitrun.py`` runs it).
+"""The repository as the tick sees it; git itself runs in ``gitrun.py``.
 
 ``Workspace`` is what the tick sees of the repository: the change against HEAD, the rollback
 to HEAD, the commit, and the state of git's own configuration (which no agent may change).
