@@ -20,15 +20,16 @@ import base64
 import os
 import random
 import re
-import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+from memento_gh import gitrun
 from memento_gh.errors import UserError
-from memento_gh.workspace import GitError, NetworkError, Workspace
+from memento_gh.gitrun import GitError, NetworkError
+from memento_gh.workspace import Workspace
 
 # The identity GitHub shows with its own avatar for commits made by a workflow's token.
 BOT_NAME = "github-actions[bot]"
@@ -43,21 +44,14 @@ WORKER_ATTEMPTS = 30
 URGENT_JITTER = 0.01  # seconds, per attempt so far (at most five): a result's retry
 REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in progress
 
-# Every command: no hooks (an agent may have planted one in .git/hooks), no fsmonitor command.
-_SAFE_OPTIONS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false")
 # The network commands never start a background gc in a runner that is about to go away.
-_NETWORK_OPTIONS = ("-c", "gc.auto=0", "-c", "maintenance.auto=false")
+_NETWORK_CONFIG = ("gc.auto=0", "maintenance.auto=false")
 # A rebase that replays the local commits and nothing else, whatever the user's config says.
-_REBASE_OPTIONS = (
-    "-c",
+_REBASE_CONFIG = (
     "commit.gpgSign=false",
-    "-c",
     "rebase.autoSquash=false",
-    "-c",
     "rebase.autoStash=false",
-    "-c",
     "rebase.updateRefs=false",
-    "-c",
     "rerere.enabled=false",
 )
 # Rejections that mean "the branch moved under you": fetch, rebase, try again. The last four
@@ -137,8 +131,8 @@ def use_bot_identity(root: Path) -> None:
     is kept. Call it before the tick: it writes .git/config, which the tick fingerprints."""
     top = _work_tree(root)
     for key, value in (("user.name", BOT_NAME), ("user.email", BOT_EMAIL)):
-        if not _output(top, "config", "--local", "--get", key):
-            _check(top, "config", "--local", key, value)
+        if not gitrun.output(top, "config", "--local", "--get", key):
+            gitrun.check(top, "config", "--local", key, value)
 
 
 def prepare_branch(
@@ -166,7 +160,7 @@ def prepare_branch(
     default, heads = _list_remote(top, remote, url, token, patterns)
     if branch in heads:
         _fetch(top, remote, url, token, branch)
-        _check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, branch))
+        gitrun.check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, branch))
         return f"checked out {branch} at {_short(top, 'HEAD')}"
     chosen = base or default or guess
     if chosen is None:
@@ -180,7 +174,7 @@ def prepare_branch(
             f"name an existing branch as the base branch, or push {chosen!r} first"
         )
     _fetch(top, remote, url, token, chosen)
-    _check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, chosen))
+    gitrun.check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, chosen))
     return f"created {branch} from {remote}/{chosen}"
 
 
@@ -304,7 +298,7 @@ class SharedBranch:
         if not self._fetch():
             return f"{self.remote}/{self.branch} does not exist yet; the first push creates it"
         head = self.workspace.quick_head()
-        self.tip = _output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
+        self.tip = gitrun.output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
         if head is not None and head != self.tip and not _contains(self.top, self.upstream, head):
             pushed = push(
                 self.top,
@@ -322,7 +316,7 @@ class SharedBranch:
             self.tip = pushed.head
             return f"pushed the local commits to {self.remote}/{self.branch}"
         if self.tip is not None and head != self.tip:
-            _check(self.top, "reset", "-q", "--hard", self.tip)
+            gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
         return f"at {self.remote}/{self.branch} ({(self.tip or '')[:7]})"
 
     def refresh(self) -> None:
@@ -330,9 +324,9 @@ class SharedBranch:
         local commits not published (the engine's own: ``sync`` pushed everybody else's).
         The work tree must be clean; untracked files git does not track stay."""
         if self._fetch():
-            self.tip = _output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
+            self.tip = gitrun.output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
             if self.tip is not None:
-                _check(self.top, "reset", "-q", "--hard", self.tip)
+                gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
 
     def publish(self) -> bool:
         """Push HEAD once, fast-forward only: True when the remote branch now holds it,
@@ -359,15 +353,15 @@ class SharedBranch:
 
     def _fetch(self) -> bool:
         """Fetch the branch; False when the remote has no such branch."""
-        done = _git(
+        done = gitrun.run(
             self.top,
-            *_NETWORK_OPTIONS,
             "fetch",
             "-q",
             "--no-tags",
             "--recurse-submodules=no",
             self.remote,
             f"+refs/heads/{self.branch}:{self.upstream}",
+            config=_NETWORK_CONFIG,
             env=remote_auth_env(self.token, self.fetch_url),
         )
         if done.returncode == 0:
@@ -389,11 +383,8 @@ class SharedBranch:
 
 def _try_push(top: Path, remote: str, url: str, token: str | None, branch: str) -> str:
     """Push once: "" when the remote has HEAD, the rejection's reason when the branch moved."""
-    done = _git(
+    done = gitrun.run(
         top,
-        *_NETWORK_OPTIONS,
-        "-c",
-        "push.gpgSign=false",
         "push",
         "--porcelain",
         "--no-verify",
@@ -401,6 +392,7 @@ def _try_push(top: Path, remote: str, url: str, token: str | None, branch: str) 
         "--recurse-submodules=no",
         remote,
         f"HEAD:refs/heads/{branch}",
+        config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
         env=remote_auth_env(token, url),
     )
     statuses = [
@@ -423,15 +415,15 @@ def _try_push(top: Path, remote: str, url: str, token: str | None, branch: str) 
 
 
 def _fetch(top: Path, remote: str, url: str, token: str | None, branch: str) -> None:
-    done = _git(
+    done = gitrun.run(
         top,
-        *_NETWORK_OPTIONS,
         "fetch",
         "-q",
         "--no-tags",
         "--recurse-submodules=no",
         remote,
         f"+refs/heads/{branch}:{_tracking(remote, branch)}",
+        config=_NETWORK_CONFIG,
         env=remote_auth_env(token, url),
     )
     if done.returncode != 0:
@@ -443,7 +435,9 @@ def _list_remote(
 ) -> tuple[str | None, set[str]]:
     """The remote's default branch (None if it names none) and which of ``patterns``'
     branches exist, in one round trip."""
-    done = _git(top, "ls-remote", "--symref", remote, *patterns, env=remote_auth_env(token, url))
+    done = gitrun.run(
+        top, "ls-remote", "--symref", remote, *patterns, env=remote_auth_env(token, url)
+    )
     if done.returncode != 0:
         raise _network_failure("list the branches of", remote, url, done, token)
     default: str | None = None
@@ -461,22 +455,22 @@ def _list_remote(
 
 def _ensure_merge_base(top: Path, remote: str, url: str, token: str | None, upstream: str) -> None:
     """A rebase needs the fork point; a shallow clone may lack it, so deepen it once."""
-    if _git(top, "merge-base", "HEAD", upstream).returncode == 0:
+    if gitrun.run(top, "merge-base", "HEAD", upstream).returncode == 0:
         return
-    if _output(top, "rev-parse", "--is-shallow-repository") == "true":
-        done = _git(
+    if gitrun.output(top, "rev-parse", "--is-shallow-repository") == "true":
+        done = gitrun.run(
             top,
-            *_NETWORK_OPTIONS,
             "fetch",
             "-q",
             "--no-tags",
             "--unshallow",
             remote,
+            config=_NETWORK_CONFIG,
             env=remote_auth_env(token, url),
         )
         if done.returncode != 0:
             raise _network_failure("fetch the full history from", remote, url, done, token)
-        if _git(top, "merge-base", "HEAD", upstream).returncode == 0:
+        if gitrun.run(top, "merge-base", "HEAD", upstream).returncode == 0:
             return
     raise GitError(
         f"the local branch and {upstream.removeprefix('refs/remotes/')} share no history, so "
@@ -487,22 +481,28 @@ def _ensure_merge_base(top: Path, remote: str, url: str, token: str | None, upst
 def _rebase(top: Path, upstream: str) -> str:
     """Rebase HEAD onto ``upstream``: "" when done, or, for a conflict (aborted, no rebase
     left in progress), a sentence naming the files and the commit that conflicted."""
-    done = _git(
-        top, *_REBASE_OPTIONS, "rebase", "-q", "--no-autosquash", upstream, env=_identity(top)
+    done = gitrun.run(
+        top,
+        "rebase",
+        "-q",
+        "--no-autosquash",
+        upstream,
+        config=_REBASE_CONFIG,
+        env=_identity(top),
     )
     if done.returncode == 0:
         return ""
     if not _rebase_in_progress(top):
         raise GitError(
             f"git rebase onto {upstream.removeprefix('refs/remotes/')} failed in {top}: "
-            f"{_first_line(done)}. Is the working tree clean (`git status`)?"
+            f"{gitrun.reason(done)}. Is the working tree clean (`git status`)?"
         )
-    files = _output(top, "diff", "--name-only", "--diff-filter=U", "-z")
+    files = gitrun.output(top, "diff", "--name-only", "--diff-filter=U", "-z")
     conflicted = [name for name in files.split("\0") if name]
-    subject = _output(top, "log", "-1", "--format=%s", "REBASE_HEAD")
+    subject = gitrun.output(top, "log", "-1", "--format=%s", "REBASE_HEAD")
     onto = _short(top, upstream)
-    _check(top, "rebase", "--abort")
-    where = ", ".join(conflicted) if conflicted else _first_line(done)
+    gitrun.check(top, "rebase", "--abort")
+    where = ", ".join(conflicted) if conflicted else gitrun.reason(done)
     return (
         f"the local commit {subject!r} conflicts with {upstream.removeprefix('refs/remotes/')} "
         f"({onto}) in {where}; nothing was pushed, the next run starts from the remote branch"
@@ -512,7 +512,7 @@ def _rebase(top: Path, upstream: str) -> str:
 def _restore(top: Path, sha: str) -> None:
     """Put the branch back at ``sha`` (an earlier attempt's rebase may have moved it)."""
     if _head(top) != sha:
-        _check(top, "reset", "-q", "--keep", sha)
+        gitrun.check(top, "reset", "-q", "--keep", sha)
 
 
 # -- reading the repository -----------------------------------------------------------------
@@ -523,16 +523,16 @@ def _work_tree(root: Path) -> Path:
 
 
 def _head(top: Path) -> str | None:
-    return _output(top, "rev-parse", "-q", "--verify", "HEAD^{commit}") or None
+    return gitrun.output(top, "rev-parse", "-q", "--verify", "HEAD^{commit}") or None
 
 
 def _short(top: Path, ref: str) -> str:
-    return _output(top, "rev-parse", "--short=7", ref)
+    return gitrun.output(top, "rev-parse", "--short=7", ref)
 
 
 def _contains(top: Path, ref: str, sha: str) -> bool:
     """True when ``ref`` exists and ``sha`` is in its history."""
-    return _git(top, "merge-base", "--is-ancestor", sha, ref).returncode == 0
+    return gitrun.run(top, "merge-base", "--is-ancestor", sha, ref).returncode == 0
 
 
 def _tracking(remote: str, branch: str) -> str:
@@ -540,7 +540,7 @@ def _tracking(remote: str, branch: str) -> str:
 
 
 def _remote_url(top: Path, remote: str, *, push: bool = False) -> str:
-    done = _git(top, "remote", "get-url", *(["--push"] if push else []), remote)
+    done = gitrun.run(top, "remote", "get-url", *(["--push"] if push else []), remote)
     if done.returncode != 0:
         raise UserError(
             f"{top}: no remote named {remote!r}; add it with `git remote add {remote} <url>` "
@@ -550,13 +550,13 @@ def _remote_url(top: Path, remote: str, *, push: bool = False) -> str:
 
 
 def _local_default_branch(top: Path, remote: str) -> str | None:
-    target = _output(top, "symbolic-ref", "-q", f"refs/remotes/{remote}/HEAD")
+    target = gitrun.output(top, "symbolic-ref", "-q", f"refs/remotes/{remote}/HEAD")
     prefix = f"refs/remotes/{remote}/"
     return target.removeprefix(prefix) if target.startswith(prefix) else None
 
 
 def _check_branch_name(top: Path, name: str) -> None:
-    if not name or _git(top, "check-ref-format", f"refs/heads/{name}").returncode != 0:
+    if not name or gitrun.run(top, "check-ref-format", f"refs/heads/{name}").returncode != 0:
         raise UserError(f"{name!r} is not a valid branch name; choose another")
 
 
@@ -573,7 +573,7 @@ def _rebase_in_progress(top: Path) -> bool:
 
 
 def _git_path(top: Path, name: str) -> Path:
-    path = Path(_output(top, "rev-parse", "--git-path", name))
+    path = Path(gitrun.output(top, "rev-parse", "--git-path", name))
     return path if path.is_absolute() else top / path
 
 
@@ -581,7 +581,8 @@ def _identity(top: Path) -> dict[str, str]:
     """The bot as committer for a rebase when git has no identity (a runner on which
     ``use_bot_identity`` was not called), so the race is not lost to "tell me who you are"."""
     # useConfigOnly: an identity guessed from the host name (root@runner.local) is no identity
-    if _git(top, "-c", "user.useConfigOnly=true", "var", "GIT_COMMITTER_IDENT").returncode == 0:
+    asked = gitrun.run(top, "var", "GIT_COMMITTER_IDENT", config=("user.useConfigOnly=true",))
+    if asked.returncode == 0:
         return {}
     return {"GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
 
@@ -618,21 +619,14 @@ def _scrub(text: str, token: str | None) -> str:
     return _URL_USERINFO.sub("***@", text)
 
 
-def _first_line(done: subprocess.CompletedProcess[bytes]) -> str:
-    lines = [line.strip() for line in os.fsdecode(done.stderr or done.stdout).splitlines()]
-    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
-    chosen = (fatal or [line for line in lines if line] or [f"exit code {done.returncode}"])[-1]
-    return chosen.removeprefix("fatal: ").removeprefix("error: ").rstrip(".")
-
-
 def _network_failure(
     action: str,
     remote: str,
     url: str,
-    done: subprocess.CompletedProcess[bytes],
+    done: gitrun.Ran,
     token: str | None,
 ) -> UserError:
-    reason = _scrub(_first_line(done), token)
+    reason = _scrub(gitrun.reason(done), token)
     where = _where(remote, url, token)
     if _AUTH_FAILURE.search(_scrub(os.fsdecode(done.stderr), token)):
         return UserError(
@@ -644,59 +638,3 @@ def _network_failure(
         f"could not {action} {where}: {reason}. Check the remote's URL (`git remote -v`) "
         "and the network"
     )
-
-
-# -- running git ----------------------------------------------------------------------------
-
-
-def _git(
-    top: Path, *args: str, env: Mapping[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    try:
-        return subprocess.run(
-            ["git", *_SAFE_OPTIONS, *args],
-            cwd=top,
-            env=_environment(env or {}, os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise UserError("git is not installed or not on PATH; install git") from None
-
-
-def _output(top: Path, *args: str) -> str:
-    """Stdout without its last newline, or "" when the command fails."""
-    done = _git(top, *args)
-    return os.fsdecode(done.stdout).rstrip("\n") if done.returncode == 0 else ""
-
-
-def _check(top: Path, *args: str) -> None:
-    done = _git(top, *args)
-    if done.returncode != 0:
-        raise GitError(
-            f"git {args[0]} failed in {top}: {_first_line(done)}. "
-            "Is the repository healthy (`git status`)?"
-        )
-
-
-def _environment(extra: Mapping[str, str], base: Mapping[str, str]) -> dict[str, str] | None:
-    """``base`` plus ``extra``; ``extra``'s GIT_CONFIG_* entries are numbered after those
-    ``base`` already has, so that both apply. None (inherit) when there is nothing extra."""
-    if not extra:
-        return None
-    merged = dict(base)
-    try:
-        offset = max(int(base.get("GIT_CONFIG_COUNT", "0")), 0)
-    except ValueError:
-        offset = 0  # git would refuse the bogus count; ours replaces it
-    count = int(extra.get("GIT_CONFIG_COUNT", "0"))
-    for key, value in extra.items():
-        if not key.startswith("GIT_CONFIG_"):
-            merged[key] = value
-    for index in range(count):
-        merged[f"GIT_CONFIG_KEY_{offset + index}"] = extra[f"GIT_CONFIG_KEY_{index}"]
-        merged[f"GIT_CONFIG_VALUE_{offset + index}"] = extra[f"GIT_CONFIG_VALUE_{index}"]
-    if count:
-        merged["GIT_CONFIG_COUNT"] = str(offset + count)
-    return merged

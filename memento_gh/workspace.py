@@ -1,22 +1,27 @@
-"""Git: the only module that runs it.
-
-It calls the git command line directly rather than through GitPython: a tick needs a
-dozen plumbing commands and nothing of GitPython's object model, and importing GitPython
-alone took longer than a bare `python -c pass` plus a `git commit` (benchmarks/bench_tick.py).
+"""The repository as the tick sees it; git itself runs in ``gitrun.py``.
 
 ``Workspace`` is what the tick sees of the repository: the change against HEAD, the rollback
-to HEAD, the commit, and a fingerprint of git's own configuration.
+to HEAD, the commit, and the state of git's own configuration (which no agent may change).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from memento_gh import gitrun
+from memento_gh.changes import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    RENAMED,
+    TYPECHANGE,
+    UNTRACKED,
+    FileChange,
+)
 from memento_gh.errors import UserError
 from memento_gh.files import decode_utf8
 
@@ -30,17 +35,6 @@ FALLBACK_IDENTITY = (("user.name", "memento"), ("user.email", "memento@localhost
 _BINARY_PROBE = 8000
 _CHUNK = 1 << 20
 
-# On every command: no hooks and no fsmonitor command (an agent could have planted either),
-# pathspecs are plain paths (a file may be called `*` or `:x`), and a read never takes the
-# index lock just to refresh it.
-_SAFE_OPTIONS = (
-    "--no-optional-locks",
-    "--literal-pathspecs",
-    "-c",
-    f"core.hooksPath={os.devnull}",
-    "-c",
-    "core.fsmonitor=false",
-)
 _DIFF_OPTIONS = ("-z", "--no-color", "--no-ext-diff", "--no-textconv")
 _NO_MAINTENANCE = ("maintenance.auto=false", "gc.auto=0")
 _STATUS = (
@@ -54,21 +48,13 @@ _STATUS = (
 )
 
 _KINDS = {
-    "M": "modified",
-    "A": "added",
-    "C": "added",
-    "D": "deleted",
-    "R": "renamed",
-    "T": "typechange",
+    "M": MODIFIED,
+    "A": ADDED,
+    "C": ADDED,
+    "D": DELETED,
+    "R": RENAMED,
+    "T": TYPECHANGE,
 }
-
-
-class GitError(UserError):
-    """A git command failed in a repository that exists (the circuit breaker's "git failure")."""
-
-
-class NetworkError(GitError):
-    """Git could not reach the remote: the repository itself is fine, so no reason to pause."""
 
 
 class _Repository(NamedTuple):
@@ -77,51 +63,10 @@ class _Repository(NamedTuple):
     git_dir: Path | None = None  # where this work tree's HEAD lives (None: not asked)
 
 
-def _git_command() -> list[str]:
-    return ["git"]
-
-
-def _run_git(
-    cwd: Path, *args: str, stdin: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    try:
-        return subprocess.run(
-            [*_git_command(), *args],
-            cwd=cwd,
-            input=stdin or b"",
-            capture_output=True,
-            check=False,
-        )
-    except (FileNotFoundError, NotADirectoryError) as error:
-        raise _not_started(cwd, error) from None
-
-
-def _start_git(cwd: Path, *args: str) -> subprocess.Popen[bytes]:
-    """Start git without waiting for it (``_run_git`` that returns at once)."""
-    try:
-        return subprocess.Popen(
-            [*_git_command(), *args],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-    except (FileNotFoundError, NotADirectoryError) as error:
-        raise _not_started(cwd, error) from None
-
-
-def _not_started(cwd: Path, error: OSError) -> UserError:
-    if isinstance(error, NotADirectoryError):
-        return UserError(f"{cwd}: not a folder")
-    if not cwd.is_dir():
-        return UserError(f"{cwd}: no such folder")
-    return UserError("git is not installed or not on PATH; install git")
-
-
 def open_repo(root: Path) -> _Repository:
     """The repository ``root`` is in (``root`` may be any folder inside its work tree)."""
     # One call in a work tree; a bare repository fails --show-toplevel and takes a second.
-    done = _run_git(
+    done = gitrun.run(
         root,
         "rev-parse",
         "--is-bare-repository",
@@ -133,14 +78,14 @@ def open_repo(root: Path) -> _Repository:
         bare, common, git_dir, top_line = os.fsdecode(done.stdout).splitlines()[:4]
         if bare != "true":
             return _Repository(Path(top_line), (root / common).resolve(), root / git_dir)
-    done = _run_git(root, "rev-parse", "--is-bare-repository", "--git-common-dir")
+    done = gitrun.run(root, "rev-parse", "--is-bare-repository", "--git-common-dir")
     if done.returncode != 0:
         raise UserError(f"{root}: not inside a git repository; run `git init` first")
     bare, common = os.fsdecode(done.stdout).splitlines()[:2]
     common_dir = (root / common).resolve()
     if bare == "true":
         return _Repository(None, common_dir)
-    top = _run_git(root, "rev-parse", "--show-toplevel")
+    top = gitrun.run(root, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
         return _Repository(None, common_dir)
     return _Repository(Path(os.fsdecode(top.stdout).rstrip("\n")), common_dir)
@@ -154,7 +99,7 @@ def read_staged(root: Path, path: Path) -> str | None:
         relative = path.resolve().relative_to(top).as_posix()
     except ValueError:
         raise UserError(f"{path}: outside the repository at {top}") from None
-    done = _run_git(top, "--literal-pathspecs", "cat-file", "blob", f":{relative}")
+    done = gitrun.run(top, "cat-file", "blob", f":{relative}")
     if done.returncode != 0:
         return None
     return decode_utf8(done.stdout, path)
@@ -163,22 +108,8 @@ def read_staged(root: Path, path: Path) -> str | None:
 def init_repository(path: Path) -> Workspace:
     """``git init`` the folder ``path`` (it must exist) and return its workspace. Commits
     made through the workspace fall back to a "memento" identity when git has none."""
-    done = _run_git(path, "init", "-q")
-    if done.returncode != 0:
-        reason = os.fsdecode(done.stderr).strip().splitlines()[:1] or [f"exit {done.returncode}"]
-        raise UserError(f"git init failed in {path}: {reason[0]}")
+    gitrun.check(path, "init", "-q")
     return Workspace(path)
-
-
-class FileChange(NamedTuple):
-    """One path that differs from HEAD, as the index and work tree stand."""
-
-    path: str  # repo-relative POSIX path (the new path of a rename; "dir/" for a nested repo)
-    kind: str  # "modified" | "added" | "deleted" | "renamed" | "untracked" | "typechange"
-    added: int  # lines added (0 for binary)
-    removed: int  # lines removed (0 for binary)
-    binary: bool
-    old_path: str | None = None  # the old path of a rename
 
 
 class TreeStatus(NamedTuple):
@@ -219,8 +150,8 @@ class Workspace:
 
     def head(self) -> str | None:
         """The sha HEAD points at, or None on an unborn branch (no commit yet)."""
-        status, out, _ = self._try_git("rev-parse", "-q", "--verify", "HEAD^{commit}")
-        return out.decode().strip() if status == 0 else None
+        done = gitrun.run(self.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+        return done.stdout.decode().strip() if done.returncode == 0 else None
 
     def quick_head(self) -> str | None:
         """``head``, read from git's files when it can be (one process fewer)."""
@@ -228,8 +159,8 @@ class Workspace:
 
     def current_branch(self) -> str | None:
         """The checked-out branch's short name, or None when HEAD is detached."""
-        status, out, _ = self._try_git("symbolic-ref", "-q", "--short", "HEAD")
-        return os.fsdecode(out).strip() if status == 0 else None
+        done = gitrun.run(self.root, "symbolic-ref", "-q", "--short", "HEAD")
+        return os.fsdecode(done.stdout).strip() if done.returncode == 0 else None
 
     def changes(self, keep: Sequence[str] = ()) -> list[FileChange]:
         """Everything that differs from HEAD, sorted by path: staged and unstaged edits to
@@ -239,49 +170,39 @@ class Workspace:
         found += [_untracked_change(self.root, path) for path in self._untracked(keep)]
         return sorted(found, key=lambda change: change.path)
 
-    def status(self) -> TreeStatus:
+    def start_status(self) -> PendingStatus:
         """HEAD and every path that differs from it, from a single git process: what a
         tick checks before and after the agent. Renames count as their two paths, and no
-        line is counted (``changes`` does that, for the paths that need it)."""
-        return self.start_status().result()
-
-    def start_status(self) -> PendingStatus:
-        """``status`` started and not waited for: git looks at the tree while the caller
-        does other work, until ``result()``."""
+        line is counted (``changes`` does that, for the paths that need it). Git looks at
+        the tree while the caller does other work, until ``result()``."""
         return start_status(self.root)
 
     def commit_count(self) -> int:
         """How many commits HEAD's history holds (0 on an unborn branch)."""
-        status, out, _ = self._try_git("rev-list", "--count", "HEAD")
-        return int(out.decode().strip()) if status == 0 else 0
+        done = gitrun.run(self.root, "rev-list", "--count", "HEAD")
+        return int(done.stdout.decode().strip()) if done.returncode == 0 else 0
 
     def trailer_values(self, key: str, since: timedelta) -> set[str]:
         """The values of the ``key:`` trailer in the commits of HEAD's history made within
         ``since`` (by committer date); empty on an unborn branch."""
         window = f"--since={int(since.total_seconds())} seconds ago"
-        status, out, _ = self._try_git(
-            "log", window, f"--format=%(trailers:key={key},valueonly,separator=%x00)%x00"
+        done = gitrun.run(
+            self.root, "log", window, f"--format=%(trailers:key={key},valueonly,separator=%x00)%x00"
         )
-        if status != 0:
+        if done.returncode != 0:
             return set()
-        return {value.strip() for value in out.decode("utf-8", "replace").split("\0") if value}
+        listing = done.stdout.decode("utf-8", "replace")
+        return {value.strip() for value in listing.split("\0") if value}
 
     def is_clean(self, keep: Sequence[str] = ()) -> bool:
         """True when index and work tree equal HEAD, untracked files matching ``keep`` aside."""
         return not self._tracked_dirty() and not self._untracked(keep)
 
-    def git_fingerprint(self) -> dict[str, str]:
-        """A sha256 per file of .git/config, .git/hooks/ and .git/info/, keyed by its path
-        relative to .git; the executable bit counts (it is what turns a hook on). The tick's
-        own scratch files under .git/memento/ are not part of it."""
-        import hashlib  # the tick compares git_state(), which needs no digest
-
-        return {path: hashlib.sha256(data).hexdigest() for path, data in self.git_state().items()}
-
     def git_state(self) -> dict[str, bytes]:
-        """What ``git_fingerprint`` digests: per file of .git/config, .git/hooks/ and
-        .git/info/, its kind (file, executable, link) and content. Two states are equal
-        exactly when the fingerprints are."""
+        """Per file of .git/config, .git/hooks/ and .git/info/, keyed by its path relative
+        to .git: its kind (file, executable, link) and content. The executable bit counts
+        (it is what turns a hook on); the tick's own scratch files under .git/memento/ are
+        not part of it. The tick compares two states, before and after the agent."""
         common = os.fspath(self._repo.common_dir)
         found: dict[str, bytes] = {}
         for name in ["config", *_walk(common, "hooks"), *_walk(common, "info")]:
@@ -303,13 +224,14 @@ class Workspace:
                 "commit the project first: `git add -A && git commit`"
             )
         restored = sorted(self._tracked_dirty())
-        self._git("reset", "-q")  # the index back to HEAD; staged additions become untracked
+        # the index back to HEAD; staged additions become untracked
+        gitrun.check(self.root, "reset", "-q")
         blocked = self._restore_work_tree()
         untracked = self._untracked(())
         removable = set(self._untracked(keep))
         # One -f: like git itself, leave a nested repository alone (its history, and the
         # kept or ignored files inside, would go with it); the report lists it as left.
-        self._git("clean", "-f", "-d", "-q", *_excludes(keep))
+        gitrun.check(self.root, "clean", "-f", "-d", "-q", *_excludes(keep))
         if blocked:
             self._restore_work_tree()
         removed = [path for path in untracked if path in removable and not _exists(self.root, path)]
@@ -342,7 +264,7 @@ class Workspace:
         lets it run now and then instead of every time."""
         only: list[str] = []
         if paths is None:
-            self._git("add", "-A")
+            gitrun.check(self.root, "add", "-A")
         else:
             chosen = list(dict.fromkeys(paths))
             unknown = set(chosen if new is None else new)
@@ -354,14 +276,14 @@ class Workspace:
         # Git may not invent an identity (user.useConfigOnly): a repository without one
         # fails here, and only then is the configuration read to fill in the fallback.
         settings = ("commit.gpgsign=false", *(() if maintenance else _NO_MAINTENANCE))
-        status, _, _ = self._try_git(
-            *arguments, stdin=stdin, config=(*settings, "user.useConfigOnly=true")
+        done = gitrun.run(
+            self.root, *arguments, stdin=stdin, config=(*settings, "user.useConfigOnly=true")
         )
-        if status != 0:
+        if done.returncode != 0:
             if paths is not None and new is not None:
                 self._stage(chosen)
             missing = self._missing_identity()
-            self._git(*arguments, stdin=stdin, config=(*settings, *missing))
+            gitrun.check(self.root, *arguments, stdin=stdin, config=(*settings, *missing))
         sha = self._head_file() or self.head()
         assert sha is not None
         return sha
@@ -370,40 +292,41 @@ class Workspace:
         # git add cannot name a path gone from disk; commit --only takes its deletion
         present = [path for path in paths if _exists(self.root, path)]
         if present:
-            self._git("add", "-A", "--", *present)
+            gitrun.check(self.root, "add", "-A", "--", *present)
 
     def change_between(self, old: str, new: str, paths: Sequence[str]) -> bytes:
         """The change from commit ``old`` to commit ``new`` in ``paths``, as a patch that
         ``apply_change`` takes (binary files included)."""
         if not paths:
             return b""
-        return self._git("diff", "--binary", "--no-color", "--no-ext-diff", old, new, "--", *paths)
+        return gitrun.check(
+            self.root, "diff", "--binary", "--no-color", "--no-ext-diff", old, new, "--", *paths
+        )
 
     def apply_change(self, patch: bytes) -> bool:
         """Apply ``patch`` to the work tree and the index, whole or not at all: False (and
         nothing changed) when it does not fit the files as they are."""
         if not patch:
             return True
-        status, _, _ = self._try_git("apply", "--index", "--whitespace=nowarn", stdin=patch)
-        return status == 0
+        done = gitrun.run(self.root, "apply", "--index", "--whitespace=nowarn", stdin=patch)
+        return done.returncode == 0
 
     def subjects_since(self, base: str) -> list[str] | None:
         """The subjects of the commits on HEAD since ``base``, newest first; None when
         ``base`` is not in HEAD's history."""
-        status, _, _ = self._try_git("merge-base", "--is-ancestor", base, "HEAD")
-        if status != 0:
+        if gitrun.run(self.root, "merge-base", "--is-ancestor", base, "HEAD").returncode != 0:
             return None
-        out = self._git("log", "--format=%s", f"{base}..HEAD")
+        out = gitrun.check(self.root, "log", "--format=%s", f"{base}..HEAD")
         return os.fsdecode(out).splitlines()
 
     def reset_hard(self, sha: str) -> None:
         """Move the branch, index and work tree to ``sha`` (untracked files stay)."""
-        self._git("reset", "-q", "--hard", sha)
+        gitrun.check(self.root, "reset", "-q", "--hard", sha)
 
     def reset_soft(self, sha: str) -> None:
         """Move the branch back to ``sha`` and keep the undone commits' changes in the tree
         (for an agent that committed although it was told not to)."""
-        self._git("reset", "-q", "--soft", sha)
+        gitrun.check(self.root, "reset", "-q", "--soft", sha)
 
     # -- stages of the rollback -------------------------------------------------------------
 
@@ -411,11 +334,12 @@ class Workspace:
         """Check out from the index every path whose file differs; True when some path had
         to wait because an untracked file or directory stands in its way (git would delete
         it, and with it any kept or ignored file inside)."""
-        paths = _split(self._git("diff", "--name-only", "--no-renames", *_DIFF_OPTIONS))
+        listing = gitrun.check(self.root, "diff", "--name-only", "--no-renames", *_DIFF_OPTIONS)
+        paths = _split(listing)
         ready = [path for path in paths if not _obstructed(self.root, path)]
         if ready:
             listing = b"".join(os.fsencode(path) + b"\0" for path in ready)
-            self._git("checkout-index", "-f", "-q", "-z", "--stdin", stdin=listing)
+            gitrun.check(self.root, "checkout-index", "-f", "-q", "-z", "--stdin", stdin=listing)
         return len(ready) < len(paths)
 
     def _emergency_stash(self, keep: Sequence[str], label: str) -> str | None:
@@ -426,16 +350,17 @@ class Workspace:
             return None
         message = f"{EMERGENCY_STASH} {label}"
         before = self._stash_ref()
-        status, _, _ = self._try_git(
-            "stash", "push", "-q", "--include-untracked", "-m", message, "--", *paths
+        done = gitrun.run(
+            self.root, "stash", "push", "-q", "--include-untracked", "-m", message, "--", *paths
         )
-        if status != 0:
-            self._git("reset", "-q")  # a stash that failed halfway leaves its files staged
+        if done.returncode != 0:
+            # a stash that failed halfway leaves its files staged
+            gitrun.check(self.root, "reset", "-q")
         return message if self._stash_ref() != before else None
 
     def _stash_ref(self) -> str | None:
-        status, out, _ = self._try_git("rev-parse", "-q", "--verify", "refs/stash")
-        return out.decode().strip() if status == 0 else None
+        done = gitrun.run(self.root, "rev-parse", "-q", "--verify", "refs/stash")
+        return done.stdout.decode().strip() if done.returncode == 0 else None
 
     def _head_file(self) -> str | None:
         """HEAD read from the files a commit has just written (the loose ref of the branch,
@@ -455,7 +380,7 @@ class Workspace:
         return None
 
     def _missing_identity(self) -> list[str]:
-        _, out, _ = self._try_git("config", "--get-regexp", r"^user\.(name|email)$")
+        out = gitrun.run(self.root, "config", "--get-regexp", r"^user\.(name|email)$").stdout
         configured = {
             line.split(" ", 1)[0]
             for line in os.fsdecode(out).splitlines()
@@ -470,15 +395,17 @@ class Workspace:
         head = self.head()
         if head is not None:
             return head
-        return self._git("hash-object", "-t", "tree", "--stdin", stdin=b"").decode().strip()
+        empty_tree = gitrun.check(self.root, "hash-object", "-t", "tree", "--stdin", stdin=b"")
+        return empty_tree.decode().strip()
 
     def _tracked_changes(self) -> list[FileChange]:
         # "HEAD" saves resolving it first; only an unborn branch needs the empty tree. One
         # diff gives both the kind of each change (--raw) and its line counts (--numstat).
         options = ("--raw", "--numstat", "-M", *_DIFF_OPTIONS)
-        status, listing, _ = self._try_git("diff", "HEAD", *options)
-        if status != 0:
-            listing = self._git("diff", self._base(), *options)
+        done = gitrun.run(self.root, "diff", "HEAD", *options)
+        listing = done.stdout
+        if done.returncode != 0:
+            listing = gitrun.check(self.root, "diff", self._base(), *options)
         if not listing:
             return []
         names, counts = _parse_raw_numstat(listing)
@@ -489,7 +416,7 @@ class Workspace:
             found.append(
                 FileChange(
                     path,
-                    _KINDS.get(letter, "modified"),
+                    _KINDS.get(letter, MODIFIED),
                     added or 0,
                     removed or 0,
                     binary,
@@ -501,79 +428,52 @@ class Workspace:
     def _tracked_dirty(self) -> set[str]:
         """Tracked paths whose index entry or file differs from HEAD (both ends of renames)."""
         base = self._base()
-        work_tree = self._git("diff", base, "--name-only", "--no-renames", *_DIFF_OPTIONS)
-        index = self._git("diff", "--cached", base, "--name-only", "--no-renames", *_DIFF_OPTIONS)
+        work_tree = gitrun.check(
+            self.root, "diff", base, "--name-only", "--no-renames", *_DIFF_OPTIONS
+        )
+        index = gitrun.check(
+            self.root, "diff", "--cached", base, "--name-only", "--no-renames", *_DIFF_OPTIONS
+        )
         return {*_split(work_tree), *_split(index)}
 
     def _untracked(self, keep: Sequence[str]) -> list[str]:
         """Untracked files git does not ignore, minus those matching ``keep``; a nested
         repository is one entry ending in "/"."""
-        listing = self._git("ls-files", "-z", "--others", "--exclude-standard", *_excludes(keep))
+        listing = gitrun.check(
+            self.root, "ls-files", "-z", "--others", "--exclude-standard", *_excludes(keep)
+        )
         return _split(listing)
 
     def _dirty_paths(self, keep: Sequence[str]) -> list[str]:
         return sorted(self._tracked_dirty() | set(self._untracked(keep)))
 
-    # -- running git ------------------------------------------------------------------------
-
-    def _git(self, *args: str, stdin: bytes | None = None, config: Iterable[str] = ()) -> bytes:
-        status, out, err = self._try_git(*args, stdin=stdin, config=config)
-        if status != 0:
-            raise self._failure(args[0], status, out, err)
-        return out
-
-    def _failure(self, command: str, status: int, out: bytes, err: str) -> GitError:
-        return _git_failure(self.root, command, status, out, err)
-
-    def _try_git(
-        self, *args: str, stdin: bytes | None = None, config: Iterable[str] = ()
-    ) -> tuple[int, bytes, str]:
-        settings = [part for setting in config for part in ("-c", setting)]
-        done = _run_git(self.root, *_SAFE_OPTIONS, *settings, *args, stdin=stdin)
-        return done.returncode, done.stdout, os.fsdecode(done.stderr)
-
 
 def start_status(folder: Path) -> PendingStatus:
-    """``Workspace.status`` of the work tree ``folder`` is in (any folder of it: the paths
-    are the top's), started without waiting, even before the ``Workspace`` is made."""
-    return PendingStatus(folder, _start_git(folder, *_SAFE_OPTIONS, *_STATUS))
+    """``Workspace.start_status`` of the work tree ``folder`` is in (any folder of it: the
+    paths are the top's), even before the ``Workspace`` is made."""
+    return PendingStatus(folder, gitrun.start(folder, *_STATUS))
 
 
 class PendingStatus:
     """A ``git status`` running for ``start_status``."""
 
-    def __init__(self, folder: Path, child: subprocess.Popen[bytes]) -> None:
+    def __init__(self, folder: Path, started: gitrun.Started) -> None:
         self._folder = folder
-        self._child = child
-        self._done: tuple[int, bytes, str] | None = None
+        self._started = started
 
     def result(self) -> TreeStatus:
         """Wait for git; its ``TreeStatus``, or ``GitError`` when it failed."""
-        status, out, err = self._wait()
-        if status != 0:
-            raise _git_failure(self._folder, "status", status, out, err)
-        return _parse_status(out)
+        done = self._started.wait()
+        if done.returncode != 0:
+            raise gitrun.failure(self._folder, "status", done)
+        return _parse_status(done.stdout)
 
     def close(self) -> None:
         """Wait for git without reading its answer (a tick that stopped before it)."""
-        self._wait()
-
-    def _wait(self) -> tuple[int, bytes, str]:
-        if self._done is None:
-            out, err = self._child.communicate()
-            self._done = (self._child.returncode, out, os.fsdecode(err))
-        return self._done
+        self._started.wait()
 
 
 # -- pure helpers ---------------------------------------------------------------------------
-
-
-def _git_failure(root: Path, command: str, status: int, out: bytes, err: str) -> GitError:
-    lines = (err or os.fsdecode(out)).strip().splitlines()
-    reason = lines[0].rstrip(".") if lines else f"exit code {status}"
-    return GitError(
-        f"git {command} failed in {root}: {reason}. Is the repository healthy (`git status`)?"
-    )
 
 
 def _excludes(keep: Sequence[str]) -> list[str]:
@@ -645,7 +545,7 @@ def _count(field: bytes) -> int | None:
 
 def _untracked_change(root: Path, path: str) -> FileChange:
     lines, binary = _count_lines(root / path)
-    return FileChange(path, "untracked", lines, 0, binary)
+    return FileChange(path, UNTRACKED, lines, 0, binary)
 
 
 def _count_lines(path: Path) -> tuple[int, bool]:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from email.message import Message
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memento_gh.workspace import TreeStatus, Workspace
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Test Person",
@@ -46,6 +51,22 @@ def commit_all(repo: Path, message: str = "test commit") -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--allow-empty", "-m", message)
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+# -- what a workspace sees, read the way a test compares it ---------------------------------
+
+
+def tree_status(workspace: Workspace) -> TreeStatus:
+    """The work tree against HEAD from one ``git status``, as the tick reads it (a status
+    started and waited for at once)."""
+    return workspace.start_status().result()
+
+
+def git_fingerprint(workspace: Workspace) -> dict[str, str]:
+    """``workspace.git_state()`` as a sha256 per file of .git/config, .git/hooks/ and
+    .git/info/, keyed by its path relative to .git: two fingerprints are equal exactly when
+    the states are, and a digest is easy to read in a failed assertion."""
+    return {path: hashlib.sha256(data).hexdigest() for path, data in workspace.git_state().items()}
 
 
 # -- remotes: a bare origin, clones of it, git over HTTP, a git that logs its argv --------

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.errors import UserError
+from memento_gh.gitrun import GitError
 from memento_gh.remote import (
     BACKOFF_BASE,
     BACKOFF_CAP,
@@ -29,7 +30,7 @@ from memento_gh.remote import (
     remote_auth_env,
     use_bot_identity,
 )
-from memento_gh.workspace import GitError, Workspace
+from memento_gh.workspace import Workspace
 from testing.repos import GitHttpServer, bare_repo, clone, commit_all, git, git_shim
 
 TOKEN = "ghs_S3cretT0kenForTheTests000000000000"

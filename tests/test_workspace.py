@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from memento_gh.changes import FileChange
 from memento_gh.errors import UserError
+from memento_gh.gitrun import GitError
 from memento_gh.workspace import (
-    FileChange,
-    GitError,
     RollbackReport,
     TreeStatus,
     Workspace,
     init_repository,
     start_status,
 )
-from testing.repos import commit_all, git, init_repo
+from testing.repos import commit_all, git, git_fingerprint, init_repo, tree_status
 
 APP = b"one\ntwo\nthree\n"
 LOGO = bytes(range(256)) * 4  # NUL bytes: binary to git
@@ -458,7 +458,9 @@ def test_untracked_files_are_clean_only_when_kept(repo: Path) -> None:
 
 
 def test_status_of_a_fresh_checkout_is_head_and_nothing_else(repo: Path) -> None:
-    assert Workspace(repo).status() == TreeStatus(git(repo, "rev-parse", "HEAD").strip(), (), ())
+    assert tree_status(Workspace(repo)) == TreeStatus(
+        git(repo, "rev-parse", "HEAD").strip(), (), ()
+    )
 
 
 def test_status_names_every_path_that_differs_from_head(repo: Path) -> None:
@@ -476,7 +478,7 @@ def test_status_names_every_path_that_differs_from_head(repo: Path) -> None:
     (repo / "vendor/lib").mkdir(parents=True)
     git(repo / "vendor/lib", "init", "-q")
     write(repo, "vendor/lib/lib.py", "x\n")
-    found = Workspace(repo).status()
+    found = tree_status(Workspace(repo))
     assert found.head == git(repo, "rev-parse", "HEAD").strip()
     assert sorted(found.tracked) == [
         "README.md",
@@ -495,13 +497,13 @@ def test_status_sees_a_change_only_in_the_index(repo: Path) -> None:
     write(repo, "src/app.py", "staged\n")
     git(repo, "add", "src/app.py")
     write(repo, "src/app.py", APP)
-    assert Workspace(repo).status().tracked == ("src/app.py",)
+    assert tree_status(Workspace(repo)).tracked == ("src/app.py",)
 
 
 def test_status_on_an_unborn_branch_has_no_head(tmp_path: Path) -> None:
     root = init_repo(tmp_path / "fresh")
     write(root, "a.txt", "x\n")
-    assert Workspace(root).status() == TreeStatus(None, (), ("a.txt",))
+    assert tree_status(Workspace(root)) == TreeStatus(None, (), ("a.txt",))
 
 
 def test_a_status_started_early_gives_the_tree_as_it_was_asked(repo: Path) -> None:
@@ -525,7 +527,7 @@ def test_a_status_started_from_a_subfolder_names_paths_from_the_top(repo: Path) 
 def test_a_failed_status_is_a_git_error(repo: Path) -> None:
     write(repo, ".git/index", "not an index")
     with pytest.raises(GitError, match=r"git status failed .*Is the repository healthy"):
-        Workspace(repo).status()
+        tree_status(Workspace(repo))
 
 
 # -- commit --------------------------------------------------------------------------------
@@ -742,7 +744,7 @@ def test_reset_soft_to_an_unknown_commit_is_a_user_error(repo: Path) -> None:
 
 
 def test_the_fingerprint_covers_config_hooks_and_info(repo: Path) -> None:
-    fingerprint = Workspace(repo).git_fingerprint()
+    fingerprint = git_fingerprint(Workspace(repo))
     assert "config" in fingerprint
     assert "info/exclude" in fingerprint
     assert all(len(digest) == 64 for digest in fingerprint.values())
@@ -750,11 +752,11 @@ def test_the_fingerprint_covers_config_hooks_and_info(repo: Path) -> None:
 
 def test_the_fingerprint_ignores_commits_and_memento_scratch_files(repo: Path) -> None:
     workspace = Workspace(repo)
-    before = workspace.git_fingerprint()
+    before = git_fingerprint(workspace)
     write(repo, ".git/memento/running.json", "{}")
     write(repo, "src/app.py", "x\n")
     workspace.commit("ordinary work")
-    assert workspace.git_fingerprint() == before
+    assert git_fingerprint(workspace) == before
 
 
 @pytest.mark.parametrize(
@@ -777,18 +779,18 @@ def test_the_fingerprint_changes_when_git_internals_are_tampered_with(
     repo: Path, tamper: Callable[[Path], object]
 ) -> None:
     workspace = Workspace(repo)
-    before = workspace.git_fingerprint()
+    before = git_fingerprint(workspace)
     tamper(repo)
-    assert workspace.git_fingerprint() != before
+    assert git_fingerprint(workspace) != before
 
 
 def test_the_fingerprint_changes_when_a_hook_is_made_executable(repo: Path) -> None:
     hook = write(repo, ".git/hooks/post-checkout", "#!/bin/sh\n")
     hook.chmod(0o644)
     workspace = Workspace(repo)
-    before = workspace.git_fingerprint()
+    before = git_fingerprint(workspace)
     make_executable(hook)
-    assert workspace.git_fingerprint() != before
+    assert git_fingerprint(workspace) != before
 
 
 def test_init_repository_makes_a_repository_whose_commits_need_no_identity(

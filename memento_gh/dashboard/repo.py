@@ -1,8 +1,8 @@
 """The dashboard's reads of the repository: the plan files, the tick logs and git (read-only).
 
-Nothing here writes: changes go through ``memento_gh.controls.apply_control``. Git runs as a
-plain subprocess here rather than through ``workspace.py`` (which other work is changing),
-and only ``log`` and ``show``, never a command that changes the repository.
+Nothing here writes: changes go through ``memento_gh.controls.apply_control``. Git runs
+through ``gitrun`` with a time limit (a page must not hang on a slow repository), and only
+``log`` and ``show``, never a command that changes the repository.
 """
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import subprocess
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memento_gh import files
+from memento_gh import files, gitrun
 from memento_gh.checks import check_plan_text
 from memento_gh.cron import fields as cron
 from memento_gh.dashboard import snapshot
 from memento_gh.dashboard.writes import Rejected
+from memento_gh.errors import UserError
 from memento_gh.formats.status_log import ParsedEntry, parse_status
 from memento_gh.layout import Layout, display
 from memento_gh.lock import Busy, repo_lock
@@ -104,7 +104,6 @@ def crontab_schedules(
     a machine without cron, or a crontab that cannot be read, just has no such schedule."""
     from memento_gh.cron import line as crontab
     from memento_gh.cron.table import crontab_for, repo_marker
-    from memento_gh.errors import UserError
 
     table = crontab_for(None, environ)
     try:
@@ -204,15 +203,10 @@ def _commit_of(root: Path, tick: int, task_id: str) -> str | None:
 
 
 def run_git(root: Path, *args: str) -> bytes | None:
-    """git's stdout, or None when it fails (not a repository, an unknown commit)."""
+    """git's stdout, or None when it fails (not a repository, an unknown commit, no git,
+    no answer within ``GIT_TIMEOUT`` seconds): the page then says what it cannot show."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            check=False,
-            timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = gitrun.run(root, *args, timeout=GIT_TIMEOUT)
+    except (UserError, OSError):
         return None
     return done.stdout if done.returncode == 0 else None

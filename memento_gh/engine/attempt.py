@@ -4,13 +4,14 @@ the task's verify command. Nothing here records anything (``results.py`` does)."
 from __future__ import annotations
 
 from memento_gh import files
+from memento_gh.changes import FileChange
 from memento_gh.engine import agents, context, guards, lessons, prompt, verify
 from memento_gh.engine.records import Attempt, Claim
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
 from memento_gh.formats.project_map import parse_project_map
 from memento_gh.plan.meta import Settings
-from memento_gh.workspace import FileChange, TreeStatus  # TODO(gitrun merge)
+from memento_gh.workspace import TreeStatus
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are the worker of one memento tick. Do exactly the task below by editing files; "

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import NamedTuple, Protocol
 
-from memento_gh.engine.changes import DELETED
+from memento_gh.changes import DELETED
 from memento_gh.engine.globs import first_match
 from memento_gh.layout import MAP_NAME, NOTES_NAME, PLAN_NAME, STATE_NAME, STATUS_NAME
 from memento_gh.plan.model import Task

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
+from memento_gh.changes import FileChange
 from memento_gh.engine.agents import AgentResult
 from memento_gh.engine.verify import VerifyResult
 from memento_gh.plan.model import Task
-from memento_gh.workspace import FileChange  # TODO(gitrun merge): memento_gh.changes
 
 
 class Claim(NamedTuple):

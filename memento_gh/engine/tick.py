@@ -26,18 +26,12 @@ from memento_gh.engine.recovery import RunningMarker, recover_dead_tick
 from memento_gh.engine.results import fail, succeed
 from memento_gh.engine.session import Clock, Session, is_working_file, log_line
 from memento_gh.formats import status_log
+from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.layout import Layout
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import no_cyclic_gc
-from memento_gh.workspace import (
-    GitError,
-    NetworkError,
-    RollbackReport,
-    TreeStatus,
-    Workspace,
-    start_status,
-)
+from memento_gh.workspace import RollbackReport, TreeStatus, Workspace, start_status
 
 
 class TickConfig(NamedTuple):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_gh.engine.changes import FileChange
+from memento_gh.changes import FileChange
 from memento_gh.engine.guards import (
     BINARY_CHANGE_LINES,
     DIFF_TOO_LARGE,

@@ -17,11 +17,11 @@ import pytest
 
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.gitrun import NetworkError
 from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from memento_gh.remote import SharedBranch
-from memento_gh.workspace import NetworkError
 from testing.cli import run_memento
 from testing.repos import clone, commit_all, git
 from testing.workers import BRANCH, Pool, pool_plan

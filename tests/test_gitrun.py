@@ -1,0 +1,184 @@
+"""The one way memento runs git, against real repositories in temporary folders."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from memento_gh import gitrun
+from memento_gh.errors import UserError
+from memento_gh.gitrun import GitError
+from testing.repos import commit_all, git, init_repo
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This machine's git configuration and GIT_* variables stay out: gitrun runs git in
+    this process's environment."""
+    home = tmp_path_factory.mktemp("home")
+    for key in list(os.environ):
+        if key.startswith("GIT_") and not key.startswith("GIT_PYTHON_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = init_repo(tmp_path / "repo")
+    (root / "a.txt").write_text("a\n")
+    commit_all(root, "base")
+    return root
+
+
+def plant(path: Path, marker: Path) -> None:
+    """An executable script at ``path`` that leaves ``marker`` behind when it runs."""
+    path.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_run_gives_back_the_exit_code_and_both_streams(repo: Path) -> None:
+    done = gitrun.run(repo, "rev-parse", "--verify", "no-such-ref")
+    assert done.returncode != 0
+    assert done.stdout == b""
+    assert b"fatal:" in done.stderr
+
+
+def test_check_gives_stdout_and_stdin_reaches_git(repo: Path) -> None:
+    sha = gitrun.check(repo, "hash-object", "--stdin", stdin=b"a\n").decode().strip()
+    assert sha == git(repo, "rev-parse", "HEAD:a.txt").strip()
+    assert gitrun.check(repo, "cat-file", "blob", "HEAD:a.txt") == b"a\n"
+
+
+def test_output_is_stdout_without_its_newline_or_empty_on_failure(repo: Path) -> None:
+    assert gitrun.output(repo, "rev-parse", "HEAD") == git(repo, "rev-parse", "HEAD").strip()
+    assert gitrun.output(repo, "rev-parse", "--verify", "no-such-ref") == ""
+
+
+def test_a_failure_names_the_command_the_folder_and_gits_first_fatal_line(
+    repo: Path, tmp_path: Path
+) -> None:
+    # git says two fatal lines here; the first is the one that says what is wrong
+    gone = tmp_path / "gone.git"
+    with pytest.raises(GitError) as raised:
+        gitrun.check(repo, "ls-remote", str(gone))
+    assert str(raised.value) == (
+        f"git ls-remote failed in {repo}: '{gone}' does not appear to be a git repository. "
+        "Is the repository healthy (`git status`)?"
+    )
+
+
+def test_a_failure_skips_the_explanations_before_the_fatal_line(tmp_path: Path) -> None:
+    root = tmp_path / "anonymous"
+    root.mkdir()
+    git(root, "init", "-q")  # no identity anywhere: git explains at length, then gives up
+    with pytest.raises(GitError) as raised:
+        gitrun.check(root, "commit", "--allow-empty", "-m", "x", config=["user.useConfigOnly=1"])
+    assert str(raised.value) == (
+        f"git commit failed in {root}: no email was given and auto-detection is disabled. "
+        "Is the repository healthy (`git status`)?"
+    )
+
+
+def test_a_failure_without_fatal_lines_takes_the_first_line_of_stdout(repo: Path) -> None:
+    with pytest.raises(GitError, match=r"git commit failed in .*: On branch main\. Is the"):
+        gitrun.check(repo, "commit", "-q", "-m", "nothing to commit")
+
+
+def test_config_settings_apply_to_the_one_command(repo: Path) -> None:
+    assert gitrun.output(repo, "config", "memento.test", config=["memento.test=yes"]) == "yes"
+    assert gitrun.output(repo, "config", "memento.test") == ""
+
+
+def test_numbered_settings_in_env_count_after_those_already_set(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "memento.first")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "from the caller")
+    extra = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "memento.second",
+        "GIT_CONFIG_VALUE_0": "from memento",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+    listing = gitrun.check(repo, "config", "--get-regexp", r"^memento\.", env=extra)
+    assert listing.decode().splitlines() == [
+        "memento.first from the caller",
+        "memento.second from memento",
+    ]
+    assert os.environ["GIT_CONFIG_COUNT"] == "1"  # only git's environment has both
+
+
+def test_no_hook_and_no_fsmonitor_command_ever_runs(repo: Path, tmp_path: Path) -> None:
+    for name in ("pre-commit", "post-commit", "reference-transaction"):
+        plant(repo / ".git/hooks" / name, tmp_path / f"ran-{name}")
+    plant(tmp_path / "fsmonitor.sh", tmp_path / "ran-fsmonitor")
+    git(repo, "config", "core.fsmonitor", str(tmp_path / "fsmonitor.sh"))
+    (repo / "a.txt").write_text("changed\n")
+
+    gitrun.check(repo, "status", "--porcelain")
+    gitrun.check(repo, "commit", "-q", "-am", "unhooked")
+    gitrun.start(repo, "status", "--porcelain").wait()
+
+    assert sorted(path.name for path in tmp_path.glob("ran-*")) == []
+    git(repo, "commit", "-q", "--allow-empty", "-m", "hooked")  # plain git runs them all
+    assert sorted(path.name for path in tmp_path.glob("ran-*")) == [
+        "ran-fsmonitor",
+        "ran-post-commit",
+        "ran-pre-commit",
+        "ran-reference-transaction",
+    ]
+
+
+def test_pathspecs_are_literal_names(repo: Path) -> None:
+    assert git(repo, "ls-files", "--", "*.txt") == "a.txt\n"  # a pattern to plain git
+    assert gitrun.output(repo, "ls-files", "--", "*.txt") == ""  # no file has that name
+    (repo / "*.txt").write_text("x\n")
+    gitrun.check(repo, "add", "--", "*.txt")
+    assert gitrun.output(repo, "diff", "--cached", "--name-only") == "*.txt"
+
+
+def test_a_started_command_can_be_waited_for_twice(repo: Path) -> None:
+    started = gitrun.start(repo, "rev-parse", "HEAD")
+    first = started.wait()
+    assert first.returncode == 0
+    assert started.wait() == first
+
+
+@pytest.mark.parametrize("start", [False, True])
+def test_a_missing_folder_is_named(tmp_path: Path, start: bool) -> None:
+    missing = tmp_path / "missing"
+    with pytest.raises(UserError, match=f"^{re.escape(str(missing))}: no such folder$"):
+        gitrun.start(missing, "status") if start else gitrun.run(missing, "status")
+
+
+def test_a_file_given_as_the_folder_is_named(tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("")
+    with pytest.raises(UserError, match=f"^{re.escape(str(file))}: not a folder$"):
+        gitrun.run(file, "status")
+
+
+def test_no_git_on_path_says_to_install_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(repo / "no-bin"))
+    with pytest.raises(UserError, match="git is not installed or not on PATH; install git"):
+        gitrun.run(repo, "status")
+
+
+def test_a_command_that_takes_too_long_is_killed_and_a_git_error(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow = tmp_path / "bin" / "git"
+    slow.parent.mkdir()
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(GitError, match=r"git log failed in .*: no answer in 0\.2 seconds"):
+        gitrun.run(repo, "log", timeout=0.2)
