@@ -189,11 +189,27 @@ def _add_schedule(commands: Subcommands) -> None:
 
 
 def _add_every(parser: argparse.ArgumentParser, summary: str) -> None:
-    from memento_gh.interval import interval_arg
-
     parser.add_argument(
         "--every", type=interval_arg, required=True, metavar="DURATION", help=summary
     )
+
+
+#: What ``--every`` takes, shown with a mistake.
+INTERVAL_EXAMPLES = "30s, 5m, 1h or 1.5s (0s runs ticks back to back)"
+
+
+def interval_arg(text: str) -> float:
+    """``--every``'s value in seconds; a mistake is a usage error (exit 2)."""
+    import argparse
+
+    from memento_gh.durations import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an interval; write a number and a unit: {INTERVAL_EXAMPLES}"
+        ) from None
 
 
 def _positive(text: str) -> int:
