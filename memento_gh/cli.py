@@ -88,41 +88,10 @@ def _add_tick(commands: Subcommands) -> None:
 
 
 def add_tick_options(parser: argparse.ArgumentParser) -> None:
-    """The options of one tick, shared by ``tick`` and the loop of ``run``."""
-    parser.add_argument(
-        "--agent",
-        default=os.environ.get("MEMENTO_AGENT") or None,
-        help="claude, codex, aider, gemini, openclaw or command (default: $MEMENTO_AGENT, "
-        "else command when --agent-cmd is set)",
-    )
-    parser.add_argument(
-        "--agent-cmd",
-        default=os.environ.get("MEMENTO_AGENT_CMD") or None,
-        metavar="TEMPLATE",
-        help="the agent's command line, with {prompt_file}, {task_id} and {repo} "
-        "(default: $MEMENTO_AGENT_CMD)",
-    )
-    parser.add_argument(
-        "--worker-id",
-        default=os.environ.get("MEMENTO_WORKER_ID") or None,
-        help="name of this worker in claims and commits (default: $MEMENTO_WORKER_ID, "
-        "else hostname-pid)",
-    )
-    parser.add_argument(
-        "--max-tasks", type=int, metavar="N", help="tasks this tick may run (default: Meta)"
-    )
-    parser.add_argument(
-        "--push",
-        action="store_true",
-        help="share the current branch with other workers through its remote: fetch first, "
-        "push each claim before the agent starts and each result after it",
-    )
-    parser.add_argument(
-        "--remote",
-        default="origin",
-        metavar="NAME",
-        help="the remote --push shares the branch through (default: origin)",
-    )
+    """The options of one tick (``commands.tick_options``): ``tick``, ``run``, ``schedule``."""
+    from memento_gh.commands import tick_options
+
+    tick_options.add_tick_options(parser)
 
 
 def _add_run(commands: Subcommands) -> None:

@@ -14,9 +14,6 @@ from memento_gh.layout import Layout, display
 
 if TYPE_CHECKING:
     import argparse
-    from types import SimpleNamespace
-
-    Arguments = argparse.Namespace | SimpleNamespace
 
 #: How to choose an agent on the command line, said when none is.
 HOW_TO_CHOOSE = (
@@ -25,7 +22,7 @@ HOW_TO_CHOOSE = (
 )
 
 
-def run(args: Arguments, layout: Layout) -> int:
+def run(args: argparse.Namespace, layout: Layout) -> int:
     config = tick_config(args, layout)
     # A cancelled CI job or `kill` sends SIGTERM: unwind like Ctrl-C, so the agent's process
     # group is killed and the next tick finds the running-marker and recovers.
@@ -39,8 +36,8 @@ def run(args: Arguments, layout: Layout) -> int:
     return 0
 
 
-def tick_config(args: Arguments, layout: Layout) -> TickConfig:
-    """The tick the options of ``cli.add_tick_options`` ask for, checked."""
+def tick_config(args: argparse.Namespace, layout: Layout) -> TickConfig:
+    """The tick the options of ``tick_options.TICK_OPTIONS`` ask for, checked."""
     if not layout.plan.exists():
         raise UserError(f"{display(layout.plan)}: no plan here; run `memento init` first")
     agent = choose_agent(args.agent, args.agent_cmd, HOW_TO_CHOOSE)
