@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeAlias
+from typing import NoReturn, TypeAlias
 
 from memento_gh import __version__
 from memento_gh.errors import UserError, crash_message
 from memento_gh.layout import Layout
 
-if TYPE_CHECKING:
-    import argparse
-    from types import SimpleNamespace
+#: A command's entry point: the arguments as argparse read them and the plan's layout.
+Command = Callable[[argparse.Namespace, Layout], int]
 
-    from memento_gh.argparsing import Parser
-
-#: A command's entry point: the arguments as argparse read them (or, for a plain tick,
-#: ``quick_args`` did, with the same attributes) and the plan's layout.
-Command = Callable[["argparse.Namespace | SimpleNamespace", Layout], int]
-
-Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def _add_init(commands: Subcommands) -> None:
@@ -127,11 +121,7 @@ def _add_schedule(commands: Subcommands) -> None:
         description="Manage the line of your crontab that runs `memento tick` for this "
         "repository (other lines are left as they are).",
     )
-    from memento_gh.argparsing import Parser
-
-    actions = parser.add_subparsers(
-        title="actions", dest="action", metavar="ACTION", required=True, parser_class=Parser
-    )
+    actions = parser.add_subparsers(title="actions", dest="action", metavar="ACTION", required=True)
     install = actions.add_parser(
         "install",
         help="add (or replace) the line: a tick every DURATION",
@@ -169,8 +159,6 @@ INTERVAL_EXAMPLES = "30s, 5m, 1h or 1.5s (0s runs ticks back to back)"
 
 def interval_arg(text: str) -> float:
     """``--every``'s value in seconds; a mistake is a usage error (exit 2)."""
-    import argparse
-
     from memento_gh.durations import parse_duration
 
     try:
@@ -182,8 +170,6 @@ def interval_arg(text: str) -> float:
 
 
 def _positive(text: str) -> int:
-    import argparse
-
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return int(text)
@@ -276,8 +262,6 @@ def _add_memory(commands: Subcommands) -> None:
 
 
 def _port(text: str) -> int:
-    import argparse
-
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 0 to 65535")
     return int(text)
@@ -325,9 +309,7 @@ def _add_wait(parser: argparse.ArgumentParser, action: str) -> None:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    from memento_gh.argparsing import Parser
-
-    parser = Parser(
+    parser = argparse.ArgumentParser(
         prog="memento",
         description="Run a coding agent one guarded, verified, committed tick at a time "
         "against docs/MASTER_PLAN.md.",
@@ -349,11 +331,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="folder of the plan files, relative to the repository (default: docs, "
         "or $MEMENTO_PLAN_DIR)",
     )
-    # An explicit prog spares argparse building a help formatter at start-up (it imports
-    # shutil, and with it the compression modules, for the terminal width).
-    commands = parser.add_subparsers(
-        title="commands", metavar="COMMAND", prog="memento", parser_class=Parser
-    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     # Building a parser costs: a run that names its command gets that command's alone
     # (help, version and mistakes get them all, for the full listing and suggestions).
     adders = ADDERS if command not in COMMAND_ADDERS else (COMMAND_ADDERS[command],)
@@ -424,7 +402,7 @@ HANDLERS = {
 }
 
 
-def _dispatch(args: argparse.Namespace | SimpleNamespace) -> int:
+def _dispatch(args: argparse.Namespace) -> int:
     import importlib
 
     layout = Layout(args.directory, args.plan_dir)
@@ -481,20 +459,13 @@ def _discard_stdout() -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    command = chosen_command(words)
-    args: argparse.Namespace | SimpleNamespace | None = None
-    if command == "tick":
-        from memento_gh.quick_args import tick_arguments
-
-        args = tick_arguments(words)  # cron's plain tick line needs no argparse
-    if args is None:
-        parser = build_parser(command)
-        args = parser.parse_args(words)
-        if getattr(args, "command", None) is None:
-            # No command is a command-line mistake like an unknown one (argparse: exit 2),
-            # but the whole help is more use than argparse's one-line complaint.
-            parser.print_help(sys.stderr)
-            return 2
+    parser = build_parser(chosen_command(words))
+    args = parser.parse_args(words)
+    if getattr(args, "command", None) is None:
+        # No command is a command-line mistake like an unknown one (argparse: exit 2),
+        # but the whole help is more use than argparse's one-line complaint.
+        parser.print_help(sys.stderr)
+        return 2
     try:
         return _dispatch(args)
     except UserError as error:
