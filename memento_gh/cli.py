@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 from memento_gh import __version__
+from memento_gh.durations import parse_duration
 from memento_gh.errors import UserError, crash_message
 from memento_gh.layout import Layout
 
@@ -124,8 +125,6 @@ def _every(parser: argparse.ArgumentParser, summary: str) -> None:
 
 def interval_arg(text: str) -> float:
     """``--every``'s value in seconds; a mistake is a usage error (exit 2)."""
-    from memento_gh.durations import parse_duration
-
     try:
         return parse_duration(text)
     except ValueError:

@@ -40,10 +40,11 @@ def parse_duration(text: str) -> float:
     """Seconds: ``15min`` -> 900, ``1h30m`` -> 5400, ``1.5s`` -> 1.5 (whole numbers stay
     ``int``); ValueError with a sentence that shows what to write instead."""
     written = text.strip()
-    if not _WHOLE.fullmatch(written.lower()):
+    lowered = written.lower()
+    if not _WHOLE.fullmatch(lowered):
         raise ValueError(f"{written!r} is not a duration; write e.g. 30s, 15min, 2h or 7d")
     total: float = 0
-    for number, unit in _PART.findall(written.lower()):
+    for number, unit in _PART.findall(lowered):
         if unit not in _UNITS:
             raise ValueError(f"unknown time unit {unit!r} in {written!r}; use s, min, h or d")
         total += (float(number) if "." in number else int(number)) * _UNITS[unit]
