@@ -1,37 +1,42 @@
-"""The ``memento`` command line: argument parsing and dispatch, one error handler."""
+"""The ``memento`` command line: one table of commands, parsing, dispatch, one error handler."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeAlias
+from typing import NamedTuple, NoReturn
 
 from memento_gh import __version__
+from memento_gh.durations import parse_duration
 from memento_gh.errors import UserError, crash_message
 from memento_gh.layout import Layout
 
-if TYPE_CHECKING:
-    import argparse
-    from types import SimpleNamespace
-
-    from memento_gh.argparsing import Parser
-
-#: A command's entry point: the arguments as argparse read them (or, for a plain tick,
-#: ``quick_args`` did, with the same attributes) and the plan's layout.
-Command = Callable[["argparse.Namespace | SimpleNamespace", Layout], int]
-
-Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"
+#: What ``--every`` takes, shown with a mistake.
+INTERVAL_EXAMPLES = "30s, 5m, 1h or 1.5s (0s runs ticks back to back)"
 
 
-def _add_init(commands: Subcommands) -> None:
-    parser = commands.add_parser(
-        "init",
-        help="create the plan files, worker prompt, workflow and hook config",
-        description="Scaffold memento in a repository. Existing files are kept unless --force.",
-    )
+class Command(NamedTuple):
+    """One ``memento`` command: its name and line in the help, the options its parser adds,
+    and the module whose ``run(args, layout)`` carries it out (imported when it runs)."""
+
+    name: str
+    summary: str
+    add_options: Callable[[argparse.ArgumentParser], None]
+    module: str
+    description: str | None = None
+    #: The command ends the process and holds a whole plan's objects (see ``program``).
+    quick_exit: bool = False
+
+
+# -- the options of each command ------------------------------------------------------------
+
+
+def _init_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
     parser.add_argument("--name", help="project name for the templates (default: folder name)")
     parser.add_argument("--force", action="store_true", help="overwrite files that exist")
@@ -42,16 +47,9 @@ def _add_init(commands: Subcommands) -> None:
         help="workers that share the memento branch: the workflow runs N jobs per tick "
         "(default: 1, at most 20)",
     )
-    parser.set_defaults(command="init")
 
 
-def _add_validate(commands: Subcommands) -> None:
-    parser = commands.add_parser(
-        "validate",
-        help="check the plan, project map and notes",
-        description="Check MASTER_PLAN.md, PROJECT_MAP.md and HUMAN_NOTES.md. Prints one "
-        "'path:line: error|warning: message' line per problem; exits 1 on any error.",
-    )
+def _validate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "files", nargs="*", type=Path, help="files to check (default: the three under the plan dir)"
     )
@@ -63,77 +61,22 @@ def _add_validate(commands: Subcommands) -> None:
         action="store_true",
         help="check the versions staged in git's index (for git hooks)",
     )
-    parser.set_defaults(command="validate")
 
 
-def _add_status(commands: Subcommands) -> None:
-    for name, summary in (
-        ("status", "progress overall and per phase, blocked and running tasks"),
-        ("next", "the task the next tick would pick, or why none"),
-    ):
-        parser = commands.add_parser(name, help=summary, description=summary.capitalize() + ".")
-        parser.add_argument("--json", action="store_true", help="print the documented JSON shape")
-        parser.set_defaults(command=name)
+def _json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the documented JSON shape")
 
 
-def _add_tick(commands: Subcommands) -> None:
-    parser = commands.add_parser(
-        "tick",
-        help="run one tick: pick a task, run the agent, guard, verify, commit or roll back",
-        description="Run one tick on this repository. The agent only edits files; memento "
-        "checks the change, runs the task's verify command and commits or rolls back.",
-    )
+def _tick_options(parser: argparse.ArgumentParser) -> None:
+    # Here, not above: it loads the agents for their names (about 8 ms, measured after the
+    # plan's modules), which `status`, `validate` and the controls never need.
+    from memento_gh.commands.tick_options import add_tick_options
+
     add_tick_options(parser)
-    parser.set_defaults(command="tick")
 
 
-def add_tick_options(parser: argparse.ArgumentParser) -> None:
-    """The options of one tick, shared by ``tick`` and the loop of ``run``."""
-    parser.add_argument(
-        "--agent",
-        default=os.environ.get("MEMENTO_AGENT") or None,
-        help="claude, codex, aider, gemini, openclaw or command (default: $MEMENTO_AGENT, "
-        "else command when --agent-cmd is set)",
-    )
-    parser.add_argument(
-        "--agent-cmd",
-        default=os.environ.get("MEMENTO_AGENT_CMD") or None,
-        metavar="TEMPLATE",
-        help="the agent's command line, with {prompt_file}, {task_id} and {repo} "
-        "(default: $MEMENTO_AGENT_CMD)",
-    )
-    parser.add_argument(
-        "--worker-id",
-        default=os.environ.get("MEMENTO_WORKER_ID") or None,
-        help="name of this worker in claims and commits (default: $MEMENTO_WORKER_ID, "
-        "else hostname-pid)",
-    )
-    parser.add_argument(
-        "--max-tasks", type=int, metavar="N", help="tasks this tick may run (default: Meta)"
-    )
-    parser.add_argument(
-        "--push",
-        action="store_true",
-        help="share the current branch with other workers through its remote: fetch first, "
-        "push each claim before the agent starts and each result after it",
-    )
-    parser.add_argument(
-        "--remote",
-        default="origin",
-        metavar="NAME",
-        help="the remote --push shares the branch through (default: origin)",
-    )
-
-
-def _add_run(commands: Subcommands) -> None:
-    parser = commands.add_parser(
-        "run",
-        help="tick in a foreground loop, every DURATION, until stopped",
-        description="Run a tick every DURATION in this process, for machines without cron "
-        "(Ctrl-C or SIGTERM stops it). Each tick's line goes to stdout and logs/cron.log; a "
-        "tick that fails on an invalid plan or a dirty tree is reported and the loop goes on.",
-    )
-    _add_every(
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    _every(
         parser,
         "time from the start of one tick to the start of the next; 0s runs "
         "them back to back (e.g. 30s, 5m, 1h)",
@@ -147,188 +90,57 @@ def _add_run(commands: Subcommands) -> None:
         help="stop when no tick can change anything: the plan complete, blocked, out of "
         "retries, paused or stopped",
     )
-    add_tick_options(parser)
-    parser.set_defaults(command="run")
+    _tick_options(parser)
 
 
-def _add_schedule(commands: Subcommands) -> None:
-    parser = commands.add_parser(
-        "schedule",
-        help="install, remove or show the crontab line that ticks this repository",
-        description="Manage the line of your crontab that runs `memento tick` for this "
-        "repository (other lines are left as they are).",
-    )
-    from memento_gh.argparsing import Parser
-
-    actions = parser.add_subparsers(
-        title="actions", dest="action", metavar="ACTION", required=True, parser_class=Parser
-    )
+def _schedule_options(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(title="actions", dest="action", metavar="ACTION", required=True)
     install = actions.add_parser(
         "install",
         help="add (or replace) the line: a tick every DURATION",
-        description="Add this repository's line to the crontab, or replace it: `memento "
-        "tick` with the tick options given, every DURATION, its output appended to "
-        "logs/cron.log.",
+        description="Add this repository's line to the crontab, or replace it: `memento tick` "
+        "with the tick options given, every DURATION, its output appended to logs/cron.log.",
     )
-    _add_every(
+    _every(
         install,
         "how often cron runs a tick: minutes that divide an hour (1m … 30m) "
         "or hours that divide a day (1h … 24h)",
     )
-    add_tick_options(install)
-    actions.add_parser("remove", help="take the line out of the crontab")
-    actions.add_parser("show", help="print the line and when it fires next")
-    for action in actions.choices.values():
+    _tick_options(install)
+    remove = actions.add_parser("remove", help="take the line out of the crontab")
+    show = actions.add_parser("show", help="print the line and when it fires next")
+    for action in (install, remove, show):
         action.add_argument(
             "--crontab",
             metavar="FILE",
             help="a crontab file to edit instead of yours (default: $MEMENTO_CRONTAB, "
             "else `crontab -l` / `crontab -`)",
         )
-    parser.set_defaults(command="schedule")
 
 
-def _add_every(parser: argparse.ArgumentParser, summary: str) -> None:
-    from memento_gh.interval import interval_arg
-
+def _every(parser: argparse.ArgumentParser, summary: str) -> None:
     parser.add_argument(
         "--every", type=interval_arg, required=True, metavar="DURATION", help=summary
     )
 
 
-def _positive(text: str) -> int:
-    import argparse
+def interval_arg(text: str) -> float:
+    """``--every``'s value in seconds; a mistake is a usage error (exit 2)."""
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an interval; write a number and a unit: {INTERVAL_EXAMPLES}"
+        ) from None
 
+
+def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return int(text)
 
 
-def _add_demo(commands: Subcommands) -> None:
-    parser = commands.add_parser(
-        "demo",
-        help="run a sample project to completion offline, with a scripted agent",
-        description="Create a small sample project (a git repository with a plan of six "
-        "tasks) and run ticks with a built-in scripted agent, no LLM needed, until the plan "
-        "rests: a success, a failure and retry, a guard violation rolled back, a blocked "
-        "task unblocked by a note and `memento retry`, and completion.",
-    )
-    parser.add_argument(
-        "path", nargs="?", type=Path, help="where to create it (default: a new temporary folder)"
-    )
-    parser.set_defaults(command="demo")
-
-
-def _add_github(commands: Subcommands) -> None:
-    commands.add_parser(
-        "github",
-        help="run one step of the GitHub Action (reads the workflow's environment)",
-        description="What action.yml runs: route the workflow event, check out the memento "
-        "branch, apply controls, tick, push, sync the issues and the dashboard. Configured "
-        "by the runner's GITHUB_* variables and the action's MEMENTO_* inputs.",
-    ).set_defaults(command="github")
-
-
-def _add_dashboard(commands: Subcommands) -> None:
-    parser = commands.add_parser(
-        "dashboard",
-        help="serve a local web page that shows the plan and steers it",
-        description="Serve the dashboard (status, controls, progress, tasks, tick timeline, "
-        "notes) until Ctrl-C. It listens on this machine only unless --host says otherwise.",
-    )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
-    )
-    parser.add_argument(
-        "--port", type=_port, default=8765, help="port; 0 picks a free one (default: 8765)"
-    )
-    parser.add_argument("--open", action="store_true", help="open the page in a web browser")
-    parser.set_defaults(command="dashboard")
-
-
-def _add_memory(commands: Subcommands) -> None:
-    listing = commands.add_parser(
-        "memory",
-        help="list the lessons in docs/memory/ with their task, evidence and age",
-        description="List the known issues, decisions and preferences workers are given, "
-        "with each record's task, module, evidence, confidence and last-verified time.",
-    )
-    listing.add_argument("--json", action="store_true", help="print the documented JSON shape")
-    listing.add_argument("--all", action="store_true", help="list archived records too")
-    listing.add_argument(
-        "--archive",
-        action="store_true",
-        help="move records not verified within memory_stale_after to the archive, and commit",
-    )
-    _add_wait(listing, "memory")
-    learn = commands.add_parser(
-        "learn",
-        help="record a decision or a preference for later workers",
-        description="Add a decision (by topic) or a preference (by category) to docs/memory/; "
-        "learning the same topic or category again updates its record.",
-    )
-    learn.add_argument("kind", choices=("decision", "preference"), help="what to record")
-    learn.add_argument(
-        "key", metavar="TOPIC|CATEGORY", help="a decision's topic or a preference's category"
-    )
-    learn.add_argument("text", metavar="TEXT", help="what was decided, or what is preferred")
-    evidence = learn.add_mutually_exclusive_group(required=True)
-    evidence.add_argument(
-        "--evidence", metavar="FILE", help="a file in the repository that shows it"
-    )
-    evidence.add_argument("--evidence-cmd", metavar="COMMAND", help="a command that shows it")
-    learn.add_argument(
-        "--confidence", choices=("high", "medium", "low"), default="high", help="(default: high)"
-    )
-    learn.add_argument("--task", help="the task it came from (default: none, 'global')")
-    learn.add_argument(
-        "--module", action="append", metavar="NAME", help="a module it is about (repeatable)"
-    )
-    learn.add_argument("--why", help="a decision's reason")
-    learn.add_argument("--context", help="a decision's background")
-    learn.add_argument("--options", help="the alternatives a decision weighed")
-    _add_wait(learn, "learn")
-
-
-def _port(text: str) -> int:
-    import argparse
-
-    if not text.isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 0 to 65535")
-    return int(text)
-
-
-CONTROL_ACTIONS = ("pause", "resume", "stop", "retry", "skip", "note")
-
-
-def _add_controls(commands: Subcommands) -> None:
-    for action, summary in (
-        ("pause", "set tick_mode: paused (ticks do nothing until resume)"),
-        ("resume", "set tick_mode: auto (and clear the failed-tick count)"),
-        ("stop", "set tick_mode: stopped"),
-    ):
-        parser = commands.add_parser(action, help=summary, description=summary + ".")
-        _add_wait(parser, action)
-    retry = commands.add_parser(
-        "retry", help="give a task its retries back ([!] -> [ ], retries: 0)"
-    )
-    retry.add_argument("task", help="the task ID, e.g. T-201")
-    _add_wait(retry, "retry")
-    skip = commands.add_parser("skip", help="mark a task [-] so the plan moves on without it")
-    skip.add_argument("task", help="the task ID, e.g. T-201")
-    skip.add_argument("--why", default="", help="the reason, kept in the status log")
-    _add_wait(skip, "skip")
-    note = commands.add_parser(
-        "note", help="leave a note for the worker in HUMAN_NOTES.md (a task, or global)"
-    )
-    target = note.add_mutually_exclusive_group(required=True)
-    target.add_argument("--task", help="the task the note is for")
-    target.add_argument("--global", dest="for_all", action="store_true", help="for every task")
-    note.add_argument("text", help="the note (Markdown)")
-    _add_wait(note, "note")
-
-
-def _add_wait(parser: argparse.ArgumentParser, action: str) -> None:
+def _wait_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wait",
         type=float,
@@ -336,16 +148,248 @@ def _add_wait(parser: argparse.ArgumentParser, action: str) -> None:
         metavar="SECONDS",
         help="how long to wait for a running tick to release the lock (default: 30)",
     )
-    parser.set_defaults(command=action)
+
+
+def _task_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task", help="the task ID, e.g. T-201")
+    _wait_option(parser)
+
+
+def _skip_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task", help="the task ID, e.g. T-201")
+    parser.add_argument("--why", default="", help="the reason, kept in the status log")
+    _wait_option(parser)
+
+
+def _note_options(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--task", help="the task the note is for")
+    target.add_argument("--global", dest="for_all", action="store_true", help="for every task")
+    parser.add_argument("text", help="the note (Markdown)")
+    _wait_option(parser)
+
+
+def _demo_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "path", nargs="?", type=Path, help="where to create it (default: a new temporary folder)"
+    )
+
+
+def _memory_options(parser: argparse.ArgumentParser) -> None:
+    _json_option(parser)
+    parser.add_argument("--all", action="store_true", help="list archived records too")
+    parser.add_argument(
+        "--archive",
+        action="store_true",
+        help="move records not verified within memory_stale_after to the archive, and commit",
+    )
+    _wait_option(parser)
+
+
+def _learn_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kind", choices=("decision", "preference"), help="what to record")
+    parser.add_argument(
+        "key", metavar="TOPIC|CATEGORY", help="a decision's topic or a preference's category"
+    )
+    parser.add_argument("text", metavar="TEXT", help="what was decided, or what is preferred")
+    evidence = parser.add_mutually_exclusive_group(required=True)
+    evidence.add_argument(
+        "--evidence", metavar="FILE", help="a file in the repository that shows it"
+    )
+    evidence.add_argument("--evidence-cmd", metavar="COMMAND", help="a command that shows it")
+    parser.add_argument(
+        "--confidence", choices=("high", "medium", "low"), default="high", help="(default: high)"
+    )
+    parser.add_argument("--task", help="the task it came from (default: none, 'global')")
+    parser.add_argument(
+        "--module", action="append", metavar="NAME", help="a module it is about (repeatable)"
+    )
+    parser.add_argument("--why", help="a decision's reason")
+    parser.add_argument("--context", help="a decision's background")
+    parser.add_argument("--options", help="the alternatives a decision weighed")
+    _wait_option(parser)
+
+
+def _dashboard_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=_port, default=8765, help="port; 0 picks a free one (default: 8765)"
+    )
+    parser.add_argument("--open", action="store_true", help="open the page in a web browser")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number from 0 to 65535")
+    return int(text)
+
+
+def _no_options(parser: argparse.ArgumentParser) -> None:
+    """A command configured by its environment alone."""
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+#: Every command, in the order of the help's listing.
+COMMANDS = (
+    Command(
+        "init",
+        "create the plan files, worker prompt, workflow and hook config",
+        _init_options,
+        "memento_gh.commands.init",
+        description="Scaffold memento in a repository. Existing files are kept unless --force.",
+    ),
+    Command(
+        "validate",
+        "check the plan, project map and notes",
+        _validate_options,
+        "memento_gh.commands.validate",
+        description="Check MASTER_PLAN.md, PROJECT_MAP.md and HUMAN_NOTES.md. Prints one "
+        "'path:line: error|warning: message' line per problem; exits 1 on any error.",
+        quick_exit=True,
+    ),
+    Command(
+        "status",
+        "progress overall and per phase, blocked and running tasks",
+        _json_option,
+        "memento_gh.commands.status",
+        description="Progress overall and per phase, blocked and running tasks.",
+    ),
+    Command(
+        "next",
+        "the task the next tick would pick, or why none",
+        _json_option,
+        "memento_gh.commands.status",
+        description="The task the next tick would pick, or why none.",
+    ),
+    Command(
+        "tick",
+        "run one tick: pick a task, run the agent, guard, verify, commit or roll back",
+        _tick_options,
+        "memento_gh.commands.tick",
+        description="Run one tick on this repository. The agent only edits files; memento checks "
+        "the change, runs the task's verify command and commits or rolls back.",
+        quick_exit=True,
+    ),
+    Command(
+        "run",
+        "tick in a foreground loop, every DURATION, until stopped",
+        _run_options,
+        "memento_gh.commands.run",
+        description="Run a tick every DURATION in this process, for machines without cron (Ctrl-C "
+        "or SIGTERM stops it). Each tick's line goes to stdout and logs/cron.log; a tick that "
+        "fails on an invalid plan or a dirty tree is reported and the loop goes on.",
+    ),
+    Command(
+        "schedule",
+        "install, remove or show the crontab line that ticks this repository",
+        _schedule_options,
+        "memento_gh.commands.schedule",
+        description="Manage the line of your crontab that runs `memento tick` for this repository "
+        "(other lines are left as they are).",
+    ),
+    Command(
+        "pause",
+        "set tick_mode: paused (ticks do nothing until resume)",
+        _wait_option,
+        "memento_gh.commands.control",
+        description="set tick_mode: paused (ticks do nothing until resume).",
+    ),
+    Command(
+        "resume",
+        "set tick_mode: auto (and clear the failed-tick count)",
+        _wait_option,
+        "memento_gh.commands.control",
+        description="set tick_mode: auto (and clear the failed-tick count).",
+    ),
+    Command(
+        "stop",
+        "set tick_mode: stopped",
+        _wait_option,
+        "memento_gh.commands.control",
+        description="set tick_mode: stopped.",
+    ),
+    Command(
+        "retry",
+        "give a task its retries back ([!] -> [ ], retries: 0)",
+        _task_options,
+        "memento_gh.commands.control",
+    ),
+    Command(
+        "skip",
+        "mark a task [-] so the plan moves on without it",
+        _skip_options,
+        "memento_gh.commands.control",
+    ),
+    Command(
+        "note",
+        "leave a note for the worker in HUMAN_NOTES.md (a task, or global)",
+        _note_options,
+        "memento_gh.commands.control",
+    ),
+    Command(
+        "demo",
+        "run a sample project to completion offline, with a scripted agent",
+        _demo_options,
+        "memento_gh.commands.demo",
+        description="Create a small sample project (a git repository with a plan of six tasks) "
+        "and run ticks with a built-in scripted agent, no LLM needed, until the plan rests: a "
+        "success, a failure and retry, a guard violation rolled back, a blocked task unblocked by "
+        "a note and `memento retry`, and completion.",
+    ),
+    Command(
+        "memory",
+        "list the lessons in docs/memory/ with their task, evidence and age",
+        _memory_options,
+        "memento_gh.commands.memory",
+        description="List the known issues, decisions and preferences workers are given, with "
+        "each record's task, module, evidence, confidence and last-verified time.",
+    ),
+    Command(
+        "learn",
+        "record a decision or a preference for later workers",
+        _learn_options,
+        "memento_gh.commands.memory",
+        description="Add a decision (by topic) or a preference (by category) to docs/memory/; "
+        "learning the same topic or category again updates its record.",
+    ),
+    Command(
+        "dashboard",
+        "serve a local web page that shows the plan and steers it",
+        _dashboard_options,
+        "memento_gh.commands.dashboard",
+        description="Serve the dashboard (status, controls, progress, tasks, tick timeline, "
+        "notes) until Ctrl-C. It listens on this machine only unless --host says otherwise.",
+    ),
+    Command(
+        "github",
+        "run one step of the GitHub Action (reads the workflow's environment)",
+        _no_options,
+        "memento_gh.commands.github",
+        description="What action.yml runs: route the workflow event, check out the memento "
+        "branch, apply controls, tick, push, sync the issues and the dashboard. Configured by the "
+        "runner's GITHUB_* variables and the action's MEMENTO_* inputs.",
+    ),
+)
+
+
+def find_command(name: str | None) -> Command | None:
+    return next((command for command in COMMANDS if command.name == name), None)
+
+
+# -- parsing and dispatch -------------------------------------------------------------------
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    from memento_gh.argparsing import Parser
-
-    parser = Parser(
+    """The parser of ``memento``: with ``command``'s parser alone when one is named (a command
+    line that names its command needs no other), else with them all (for the help's
+    listing, ``--version`` and argparse's suggestions for a mistake)."""
+    parser = argparse.ArgumentParser(
         prog="memento",
-        description="Run a coding agent one guarded, verified, committed tick at a time "
-        "against docs/MASTER_PLAN.md.",
+        description="Run a coding agent one guarded, verified, committed tick at a time against "
+        "docs/MASTER_PLAN.md.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
@@ -364,16 +408,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="folder of the plan files, relative to the repository (default: docs, "
         "or $MEMENTO_PLAN_DIR)",
     )
-    # An explicit prog spares argparse building a help formatter at start-up (it imports
-    # shutil, and with it the compression modules, for the terminal width).
-    commands = parser.add_subparsers(
-        title="commands", metavar="COMMAND", prog="memento", parser_class=Parser
-    )
-    # Building a parser costs: a run that names its command gets that command's alone
-    # (help, version and mistakes get them all, for the full listing and suggestions).
-    adders = ADDERS if command not in COMMAND_ADDERS else (COMMAND_ADDERS[command],)
-    for add in adders:
-        add(commands)
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    chosen = find_command(command)
+    for each in COMMANDS if chosen is None else (chosen,):
+        sub = subparsers.add_parser(each.name, help=each.summary, description=each.description)
+        each.add_options(sub)
+        sub.set_defaults(command=each.name)
     return parser
 
 
@@ -387,72 +427,16 @@ def chosen_command(argv: Sequence[str]) -> str | None:
         elif word.startswith("--plan-dir=") or (word.startswith("-C") and len(word) > 2):
             continue
         else:
-            return word if word in COMMAND_ADDERS else None
+            return word if find_command(word) is not None else None
     return None
 
 
-#: What adds each command's parser, in the order of the help's listing.
-ADDERS = (
-    _add_init,
-    _add_validate,
-    _add_status,
-    _add_tick,
-    _add_run,
-    _add_schedule,
-    _add_controls,
-    _add_demo,
-    _add_memory,
-    _add_dashboard,
-    _add_github,
-)
-COMMAND_ADDERS = {
-    "init": _add_init,
-    "validate": _add_validate,
-    "status": _add_status,
-    "next": _add_status,
-    "tick": _add_tick,
-    "run": _add_run,
-    "schedule": _add_schedule,
-    **dict.fromkeys(CONTROL_ACTIONS, _add_controls),
-    "demo": _add_demo,
-    "memory": _add_memory,
-    "learn": _add_memory,
-    "dashboard": _add_dashboard,
-    "github": _add_github,
-}
-
-#: Each command's module, imported only when that command runs (quick start for the others).
-HANDLERS = {
-    "init": "memento_gh.commands.init",
-    "validate": "memento_gh.commands.validate",
-    "status": "memento_gh.commands.status",
-    "next": "memento_gh.commands.status",
-    "tick": "memento_gh.commands.tick",
-    "run": "memento_gh.commands.run",
-    "schedule": "memento_gh.commands.schedule",
-    "demo": "memento_gh.commands.demo",
-    "memory": "memento_gh.commands.memory",
-    "learn": "memento_gh.commands.memory",
-    "dashboard": "memento_gh.commands.dashboard",
-    "github": "memento_gh.commands.github",
-    **dict.fromkeys(CONTROL_ACTIONS, "memento_gh.commands.control"),
-}
-
-
-def _dispatch(args: argparse.Namespace | SimpleNamespace) -> int:
-    import importlib
-
-    layout = Layout(args.directory, args.plan_dir)
-    name = getattr(args, "command", None)
-    if name not in HANDLERS:
-        raise AssertionError(f"the command {name!r} has a parser but no handler")
-    handler: Command = importlib.import_module(HANDLERS[name]).run
-    return handler(args, layout)
-
-
-#: Commands whose process ends with them and that hold a whole plan's objects: the program
-#: leaves without the interpreter's clean-up (see ``program``).
-QUICK_EXIT = frozenset({"tick", "validate"})
+def _dispatch(args: argparse.Namespace) -> int:
+    command = find_command(args.command)
+    if command is None:
+        raise AssertionError(f"the command {args.command!r} has a parser but no entry")
+    run: Callable[[argparse.Namespace, Layout], int] = importlib.import_module(command.module).run
+    return run(args, Layout(args.directory, args.plan_dir))
 
 
 def program() -> NoReturn:
@@ -461,10 +445,11 @@ def program() -> NoReturn:
     After a tick or a validation the interpreter would free, one by one, the objects of the
     whole plan and of every module before the process ends: about 11 ms of a 1,000-task
     tick. Everything the command wrote is closed by then and stdout and stderr are flushed
-    here, so those two commands end the process at once. ``main`` itself returns, for
-    callers in the same process (tests)."""
+    here, so those two commands (``quick_exit`` in ``COMMANDS``) end the process at once.
+    ``main`` itself returns, for callers in the same process (tests)."""
     code = main()
-    if chosen_command(sys.argv[1:]) in QUICK_EXIT:
+    command = find_command(chosen_command(sys.argv[1:]))
+    if command is not None and command.quick_exit:
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
             sys.stderr.flush()
@@ -496,20 +481,13 @@ def _discard_stdout() -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    command = chosen_command(words)
-    args: argparse.Namespace | SimpleNamespace | None = None
-    if command == "tick":
-        from memento_gh.quick_args import tick_arguments
-
-        args = tick_arguments(words)  # cron's plain tick line needs no argparse
-    if args is None:
-        parser = build_parser(command)
-        args = parser.parse_args(words)
-        if getattr(args, "command", None) is None:
-            # No command is a command-line mistake like an unknown one (argparse: exit 2),
-            # but the whole help is more use than argparse's one-line complaint.
-            parser.print_help(sys.stderr)
-            return 2
+    parser = build_parser(chosen_command(words))
+    args = parser.parse_args(words)
+    if getattr(args, "command", None) is None:
+        # No command is a command-line mistake like an unknown one (argparse: exit 2),
+        # but the whole help is more use than argparse's one-line complaint.
+        parser.print_help(sys.stderr)
+        return 2
     try:
         return _dispatch(args)
     except UserError as error:

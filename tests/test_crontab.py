@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from memento_gh.cli import interval_arg
 from memento_gh.cron import line as crontab
 from memento_gh.cron.fields import next_fire_in, parse_cron
 from memento_gh.cron.line import (
@@ -19,7 +20,7 @@ from memento_gh.cron.line import (
     render_line,
     schedule_of,
 )
-from memento_gh.interval import format_interval, interval_arg, parse_interval
+from memento_gh.durations import format_duration, parse_duration
 
 REPO = "/home/ann/shop"
 MARK = marker(REPO)
@@ -54,26 +55,31 @@ def line_for(expression: str = "*/5 * * * *", *argv: str) -> str:
         ("1d", 86400),
         (" 2H ", 7200),
         (".5m", 30),
+        ("1h30m", 5400),
+        ("5 minutes", 300),
     ],
 )
-def test_an_interval_is_a_number_and_a_unit(text: str, seconds: float) -> None:
-    assert parse_interval(text) == seconds
+def test_an_interval_is_numbers_and_units(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["5", "m", "-5m", "5x", "1h30m", "", "5 minutes", "1e3s"])
+@pytest.mark.parametrize("text", ["5", "m", "-5m", "5x", "", "1e3s"])
 def test_anything_else_is_refused_with_examples(text: str) -> None:
-    with pytest.raises(ValueError, match=r"write a number and a unit: 30s, 5m, 1h"):
-        parse_interval(text)
-    with pytest.raises(argparse.ArgumentTypeError, match="is not an interval"):
+    with pytest.raises(ValueError, match=r"is not a duration|unknown time unit"):
+        parse_duration(text)
+    with pytest.raises(
+        argparse.ArgumentTypeError,
+        match=r"is not an interval; write a number and a unit: 30s, 5m, 1h",
+    ):
         interval_arg(text)
 
 
 @pytest.mark.parametrize(
-    ("seconds", "text"), [(0, "0s"), (1.5, "1.5s"), (90, "90s"), (300, "5m"), (5400, "90m")]
+    ("seconds", "text"), [(0, "0s"), (1.5, "1.5s"), (90, "1m30s"), (300, "5m"), (5400, "1h30m")]
 )
-def test_an_interval_is_shown_in_its_shortest_spelling(seconds: float, text: str) -> None:
-    assert format_interval(seconds) == text
-    assert parse_interval(text) == seconds
+def test_an_interval_is_shown_in_the_largest_units_first(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text
+    assert parse_duration(text) == seconds
 
 
 # -- cron expressions -----------------------------------------------------------------------
@@ -98,25 +104,25 @@ def test_an_interval_is_shown_in_its_shortest_spelling(seconds: float, text: str
     ],
 )
 def test_intervals_cron_keeps_evenly_become_cron_fields(every: str, expression: str) -> None:
-    assert cron_expression(parse_interval(every)) == expression
+    assert cron_expression(parse_duration(every)) == expression
     parse_cron(expression)  # and cron can read them
 
 
 @pytest.mark.parametrize("every", ["7m", "90m", "45m", "5h", "2d", "1.5m", "150s", "61m"])
 def test_intervals_cron_cannot_keep_are_refused_with_what_works(every: str) -> None:
     with pytest.raises(ValueError) as refused:
-        cron_expression(parse_interval(every))
+        cron_expression(parse_duration(every))
 
     message = str(refused.value)
     assert "evenly" in message
     assert "5m" in message and "6h" in message
-    assert f"`memento run --every {format_interval(parse_interval(every))}`" in message
+    assert f"`memento run --every {format_duration(parse_duration(every))}`" in message
 
 
 @pytest.mark.parametrize("every", ["0s", "30s", "1.5s"])
 def test_cron_fires_at_most_once_a_minute(every: str) -> None:
     with pytest.raises(ValueError, match=f"at most once a minute.*memento run --every {every}"):
-        cron_expression(parse_interval(every))
+        cron_expression(parse_duration(every))
 
 
 # -- the line -------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def run_memory(args: argparse.Namespace, layout: Layout, clock: Clock = utc_now)
 
 
 def summary(
-    layout: Layout, texts: dict[str, str], now: datetime, stale_after: int
+    layout: Layout, texts: dict[str, str], now: datetime, stale_after: float
 ) -> dict[str, Any]:
     """The documented JSON shape of ``memento memory --json``."""
     records: list[dict[str, Any]] = []
@@ -106,7 +106,7 @@ def summary(
 
 
 def _record_data(
-    record: memory.Record, where: str, now: datetime, stale_after: int
+    record: memory.Record, where: str, now: datetime, stale_after: float
 ) -> dict[str, Any]:
     evidence = record.evidence
     verified = record.last_verified
@@ -179,7 +179,7 @@ def _footer(counts: dict[str, int], show_archived: bool) -> str:
     return text
 
 
-def _archive(layout: Layout, now: datetime, stale_after: int) -> str:
+def _archive(layout: Layout, now: datetime, stale_after: float) -> str:
     texts = read_texts(layout)
     dirty = _dirty(layout)
     changed: list[Path] = []

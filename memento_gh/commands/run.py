@@ -19,9 +19,9 @@ from typing import TextIO
 
 from memento_gh import files
 from memento_gh.commands.tick import tick_config
+from memento_gh.durations import format_duration
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
-from memento_gh.interval import format_interval
 from memento_gh.layout import Layout
 from memento_gh.plan import schedule
 from memento_gh.plan.scanner import parse
@@ -72,7 +72,7 @@ class _Loop:
 
     def run(self) -> str:
         every = self.args.every
-        self.report(f"run: a tick every {format_interval(every)}; Ctrl-C stops")
+        self.report(f"run: a tick every {format_duration(every)}; Ctrl-C stops")
         while True:
             started = self.clock()
             resting = self.tick()

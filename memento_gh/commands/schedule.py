@@ -11,14 +11,11 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from memento_gh.commands.tick_options import tick_words
 from memento_gh.cron import line as crontab
 from memento_gh.cron.table import Crontab, crontab_for, repo_marker
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
-
-#: Tick options whose default comes from no environment variable: left out when unchanged.
-#: The others are written out even when a variable set them, since cron will not have it.
-PLAIN_DEFAULTS = {"remote": "origin"}
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
@@ -104,19 +101,3 @@ def memento_argv() -> list[str]:
     python = Path(sys.executable).absolute()
     script = python.with_name("memento")
     return [str(script)] if script.is_file() else [str(python), "-m", "memento_gh"]
-
-
-def tick_words(args: argparse.Namespace) -> list[str]:
-    """The tick options of ``args`` as words, whether typed or taken from the environment."""
-    from memento_gh.cli import add_tick_options
-
-    options = argparse.ArgumentParser(add_help=False)
-    add_tick_options(options)
-    words: list[str] = []
-    for action in options._actions:
-        value = getattr(args, action.dest, None)
-        if value is None or value is False or PLAIN_DEFAULTS.get(action.dest) == value:
-            continue
-        option = max(action.option_strings, key=len)
-        words += [option] if action.nargs == 0 else [option, str(value)]
-    return words

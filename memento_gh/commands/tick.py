@@ -7,18 +7,22 @@ import signal
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, choose_agent
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
 
 if TYPE_CHECKING:
     import argparse
-    from types import SimpleNamespace
 
-    Arguments = argparse.Namespace | SimpleNamespace
+#: How to choose an agent on the command line, said when none is.
+HOW_TO_CHOOSE = (
+    f"pass --agent {'|'.join(name for name in KNOWN_AGENTS if name != COMMAND)}, or "
+    "--agent-cmd 'your-agent {prompt_file}' (or set MEMENTO_AGENT / MEMENTO_AGENT_CMD)"
+)
 
 
-def run(args: Arguments, layout: Layout) -> int:
+def run(args: argparse.Namespace, layout: Layout) -> int:
     config = tick_config(args, layout)
     # A cancelled CI job or `kill` sends SIGTERM: unwind like Ctrl-C, so the agent's process
     # group is killed and the next tick finds the running-marker and recovers.
@@ -32,16 +36,11 @@ def run(args: Arguments, layout: Layout) -> int:
     return 0
 
 
-def tick_config(args: Arguments, layout: Layout) -> TickConfig:
-    """The tick the options of ``cli.add_tick_options`` ask for, checked."""
+def tick_config(args: argparse.Namespace, layout: Layout) -> TickConfig:
+    """The tick the options of ``tick_options.TICK_OPTIONS`` ask for, checked."""
     if not layout.plan.exists():
         raise UserError(f"{display(layout.plan)}: no plan here; run `memento init` first")
-    agent = args.agent or ("command" if args.agent_cmd else None)
-    if agent is None:
-        raise UserError(
-            "no agent chosen; pass --agent claude|codex|aider|gemini|openclaw, or "
-            "--agent-cmd 'your-agent {prompt_file}' (or set MEMENTO_AGENT / MEMENTO_AGENT_CMD)"
-        )
+    agent = choose_agent(args.agent, args.agent_cmd, HOW_TO_CHOOSE)
     if args.max_tasks is not None and args.max_tasks < 1:
         raise UserError(f"--max-tasks must be at least 1, not {args.max_tasks}")
     if args.worker_id:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from memento_gh.interval import format_interval
+from memento_gh.durations import format_duration
 
 MARKER = "# memento-gh"
 MINUTES = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)  # the intervals that divide an hour evenly
@@ -34,7 +34,7 @@ def cron_expression(seconds: float) -> str:
 
 
 def _refusal(seconds: float) -> str:
-    every = format_interval(seconds)
+    every = format_duration(seconds)
     works = (
         f"use minutes that divide an hour ({', '.join(f'{m}m' for m in MINUTES)}) or hours "
         f"that divide a day ({', '.join(f'{h}h' for h in HOURS)})"

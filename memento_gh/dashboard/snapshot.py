@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from memento_gh.cron import fields as cron
 from memento_gh.dashboard import markup
+from memento_gh.durations import format_duration
 from memento_gh.formats.notes import parse_notes
 from memento_gh.formats.status_log import SUCCESS, Event, ParsedEntry, parse_status
 from memento_gh.plan.model import Plan
@@ -57,6 +58,7 @@ def build(
         task["last"] = None if last is None else _entry(last)
     data["last_tick"] = _entry(entries[-1]) if entries else None
     data["eta"] = eta(entries, data["total"] - data["completed"] - data["skipped"])
+    data["eta_line"] = eta_line(data["eta"])
     data["timeline"] = [_record(record) for record in reversed(records[-TIMELINE_LIMIT:])]
     data["notes"] = notes(notes_text)
     data["schedule"] = next_tick(schedules, now)
@@ -75,6 +77,18 @@ def eta(entries: Iterable[ParsedEntry], remaining: int) -> dict[str, Any]:
         "samples": len(durations),
         "remaining": remaining,
     }
+
+
+def eta_line(eta: dict[str, Any]) -> str:
+    """What the page says of ``eta``."""
+    if not eta["remaining"]:
+        return "Nothing left to do"
+    if eta["seconds"] is None:
+        return "Est. remaining: unknown (no task has finished yet)"
+    return (
+        f"Est. remaining: ~{format_duration(eta['seconds'])} of work "
+        f"({format_duration(round(eta['average']))} a task × {eta['remaining']})"
+    )
 
 
 def next_tick(schedules: Sequence[Schedule], now: datetime) -> dict[str, Any] | None:
@@ -134,6 +148,7 @@ def _entry(entry: ParsedEntry) -> dict[str, Any]:
         "retry": entry.retry,
         "max_retries": entry.max_retries,
         "duration": entry.duration,
+        "duration_text": None if entry.duration is None else format_duration(entry.duration),
         "verify": entry.verify_head,
         "exit_code": entry.exit_code,
         "analysis": entry.error_analysis,

@@ -143,6 +143,16 @@ PRESETS: Mapping[str, Callable[[AgentRun], list[str]]] = {
 KNOWN_AGENTS = tuple(sorted([*PRESETS, COMMAND]))
 
 
+def choose_agent(agent: str | None, agent_cmd: str | None, how_to_choose: str) -> str:
+    """The agent a tick runs: ``agent``, else ``command`` when a command line is given.
+    Neither is a UserError that ends with ``how_to_choose`` (options, or an action's inputs)."""
+    if agent:
+        return agent
+    if agent_cmd:
+        return COMMAND
+    raise UserError(f"no agent chosen; {how_to_choose}")
+
+
 def agent_argv(
     agent: str,
     template: str | None,

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
+from memento_gh.durations import format_duration, parse_duration
 from memento_gh.markdown import FENCE_OPENED, NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.scanner import split_lines
@@ -104,7 +105,7 @@ class ParsedEntry(NamedTuple):
     outcome: str | None
     retry: int | None
     max_retries: int | None
-    duration: int | None  # seconds
+    duration: float | None  # seconds
     verify_head: str | None
     exit_code: int | None
     error_analysis: str | None
@@ -134,7 +135,7 @@ def render_entry(entry: TickEntry) -> str:
         f"- **Task**: {_one_line(entry.task)}",
         f"- **Status**: {_status(entry)}",
         *_verify(entry),
-        f"- **Duration**: {values.format_duration(entry.duration)}",
+        f"- **Duration**: {format_duration(round(entry.duration))}",
     ]
     lines += [f"- **{key}**: {value}" for key, value in _later_fields(entry) if value]
     return "\n".join([*lines, "", "---"]) + "\n"
@@ -451,11 +452,11 @@ def _verify_value(value: str | None) -> tuple[str | None, int | None]:
         return rest, exit_code  # prose, as a person or an agent wrote it
 
 
-def _seconds(value: str | None) -> int | None:
+def _seconds(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return values.parse_duration(value)
+        return parse_duration(value)
     except ValueError:
         return None
 

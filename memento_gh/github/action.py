@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memento_gh import files, remote
 from memento_gh.controls.apply import apply_control, record_refused
 from memento_gh.controls.model import Control
+from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, choose_agent
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
@@ -415,12 +416,12 @@ class Run:
         return applied
 
     def _tick(self) -> TickResult | None:
-        agent = self.settings.agent or ("command" if self.settings.agent_cmd else None)
-        if agent is None:
-            raise UserError(
-                "no agent chosen: set the action's `agent` input (claude, codex, aider, "
-                "gemini, openclaw) or `agent-command`"
-            )
+        presets = ", ".join(name for name in KNOWN_AGENTS if name != COMMAND)
+        agent = choose_agent(
+            self.settings.agent,
+            self.settings.agent_cmd,
+            f"set the action's `agent` input ({presets}) or `agent-command`",
+        )
         config = TickConfig(
             agent=agent,
             agent_cmd=self.settings.agent_cmd,

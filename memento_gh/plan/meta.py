@@ -7,6 +7,7 @@
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from memento_gh.durations import parse_duration
 from memento_gh.plan import values
 
 TICK_MODES = ("auto", "paused", "stopped")
@@ -53,7 +54,7 @@ _KEYS = (
     MetaKey("max_retries", _positive, "failed attempts before a task is blocked [!]"),
     MetaKey("max_tasks_per_tick", _positive, "tasks one tick may run back to back"),
     MetaKey("max_diff_lines", _positive, "changed lines above which a change is rejected"),
-    MetaKey("stale_lock_timeout", values.parse_duration, "age after which [~] is reset"),
+    MetaKey("stale_lock_timeout", parse_duration, "age after which [~] is reset"),
     MetaKey("circuit_breaker_threshold", _positive, "failing ticks in a row that pause"),
     MetaKey("clean_strategy", _choice(CLEAN_STRATEGIES), "how a failure is undone"),
     MetaKey("clean_ignore", _text, "file of paths cleanup keeps"),
@@ -63,11 +64,11 @@ _KEYS = (
     MetaKey("total_tasks", _counter, "tasks in the plan (engine)"),
     MetaKey("completed_tasks", _counter, "tasks marked [x] (engine)"),
     MetaKey("consecutive_failed_ticks", _counter, "failing ticks in a row (engine)"),
-    MetaKey("agent_timeout", values.parse_duration, "time limit of one agent run"),
-    MetaKey("verify_timeout", values.parse_duration, "time limit of one verify run"),
+    MetaKey("agent_timeout", parse_duration, "time limit of one agent run"),
+    MetaKey("verify_timeout", parse_duration, "time limit of one verify run"),
     MetaKey("blocked_ratio_limit", values.parse_ratio, "blocked share that pauses"),
     MetaKey("min_free_disk", values.parse_size, "free disk below which ticks pause"),
-    MetaKey("memory_stale_after", values.parse_duration, "age that archives a lesson"),
+    MetaKey("memory_stale_after", parse_duration, "age that archives a lesson"),
 )
 
 META_KEYS: Mapping[str, MetaKey] = {key.name: key for key in _KEYS}
@@ -98,7 +99,7 @@ class Settings(NamedTuple):
     max_retries: int = 3
     max_tasks_per_tick: int = 1
     max_diff_lines: int = 200
-    stale_lock_timeout: int = 15 * 60
+    stale_lock_timeout: float = 15 * 60
     circuit_breaker_threshold: int = 5
     clean_strategy: str = "git-clean"
     clean_ignore: str = ".memento_cleanignore"
@@ -108,11 +109,11 @@ class Settings(NamedTuple):
     total_tasks: int = 0
     completed_tasks: int = 0
     consecutive_failed_ticks: int = 0
-    agent_timeout: int = 30 * 60
-    verify_timeout: int = 10 * 60
+    agent_timeout: float = 30 * 60
+    verify_timeout: float = 10 * 60
     blocked_ratio_limit: float = 0.3
     min_free_disk: int = 500 * 1000**2
-    memory_stale_after: int = 30 * 86400
+    memory_stale_after: float = 30 * 86400
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, str]) -> "Settings":

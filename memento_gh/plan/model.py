@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import NamedTuple, TypeVar
 
+from memento_gh.durations import parse_duration
 from memento_gh.plan import values
 from memento_gh.plan.meta import Settings
 
@@ -121,12 +122,12 @@ class Task(NamedTuple):
         return _lenient(values.parse_task_ids, raw) or ()
 
     @property
-    def estimate(self) -> int | None:
-        return _lenient(values.parse_duration, self.raw("estimate"))
+    def estimate(self) -> float | None:
+        return _lenient(parse_duration, self.raw("estimate"))
 
     @property
-    def timeout(self) -> int | None:
-        return _lenient(values.parse_duration, self.raw("timeout"))
+    def timeout(self) -> float | None:
+        return _lenient(parse_duration, self.raw("timeout"))
 
     @property
     def retries(self) -> int:

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
+from memento_gh.durations import parse_duration
 from memento_gh.plan import values
 from memento_gh.plan.meta import COUNTER_KEYS, check_meta_value
 from memento_gh.plan.model import (
@@ -28,8 +29,8 @@ _FIELD_READERS: Mapping[str, Callable[[str], Any]] = {
     "verify": values.parse_code,
     "context_files": values.parse_list,
     "guard_files": values.parse_list,
-    "estimate": values.parse_duration,
-    "timeout": values.parse_duration,
+    "estimate": parse_duration,
+    "timeout": parse_duration,
     "retries": values.parse_int,
     "claimed": values.parse_claim,
 }

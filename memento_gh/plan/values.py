@@ -1,4 +1,5 @@
-"""Readers for the value syntaxes of the plan: code spans, lists, durations, sizes, claims.
+"""Readers for the value syntaxes of the plan: code spans, lists, sizes, claims (durations are
+``memento_gh.durations``'s).
 
 Each reader takes the raw text of a value and returns a Python value, or raises
 ``ValueError`` with a sentence that says what a valid value looks like.
@@ -11,29 +12,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # datetime is imported where times are read: validate's start-up budget
     from datetime import datetime
-
-_DURATION_UNITS = {
-    "s": 1,
-    "sec": 1,
-    "secs": 1,
-    "second": 1,
-    "seconds": 1,
-    "m": 60,
-    "min": 60,
-    "mins": 60,
-    "minute": 60,
-    "minutes": 60,
-    "h": 3600,
-    "hr": 3600,
-    "hrs": 3600,
-    "hour": 3600,
-    "hours": 3600,
-    "d": 86400,
-    "day": 86400,
-    "days": 86400,
-}
-_DURATION_PART = re.compile(r"(\d+)\s*([a-z]+)")
-_DURATION_WHOLE = re.compile(r"(?:\d+\s*[a-z]+\s*)+")
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?", re.IGNORECASE)
 _SIZE_FACTORS = {
@@ -58,31 +36,6 @@ _SIZE_FACTORS = {
 }
 
 TASK_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
-
-
-def parse_duration(raw: str) -> int:
-    """``15min``, ``30s``, ``2h``, ``1h30min``, ``7d`` -> seconds."""
-    text = raw.strip().lower()
-    if not _DURATION_WHOLE.fullmatch(text):
-        raise ValueError(f"{raw.strip()!r} is not a duration; write e.g. 30s, 15min, 2h or 7d")
-    total = 0
-    for number, unit in _DURATION_PART.findall(text):
-        if unit not in _DURATION_UNITS:
-            raise ValueError(f"unknown time unit {unit!r} in {raw.strip()!r}; use s, min, h or d")
-        total += int(number) * _DURATION_UNITS[unit]
-    return total
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds -> the short form the status log uses: ``2m18s``, ``45s``, ``1h03m``."""
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
 
 
 def parse_size(raw: str) -> int:

@@ -111,10 +111,10 @@ def test_an_interval_cron_cannot_keep_is_refused(project: Project, every: str) -
 
 
 def test_a_malformed_interval_is_a_usage_error(project: Project) -> None:
-    done = install(project, "5 mins")
+    done = install(project, "five minutes")
 
     assert done.returncode == 2
-    assert "argument --every: '5 mins' is not an interval; write a number and a unit" in (
+    assert "argument --every: 'five minutes' is not an interval; write a number and a unit" in (
         done.stderr
     )
     assert not (project.outside / "crontab").exists()

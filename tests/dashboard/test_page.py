@@ -72,7 +72,7 @@ def test_the_page_shows_status_progress_eta_schedule_and_filters_the_tasks(
     expect(page.locator("#phases li").first).to_contain_text("1/3 · 1 blocked")
     expect(page.locator("#blocked-count")).to_have_text("Blocked: 1 ⚠")
     # one finished task took 2 minutes; three are left
-    expect(page.locator("#eta")).to_contain_text("~6m00s of work (2m00s a task × 3)")
+    expect(page.locator("#eta")).to_contain_text("~6m of work (2m a task × 3)")
     expect(page.locator("#mode-hint")).to_have_text("T-103 is next (Phase 1: Core)")
 
     assert visible_ids(page) == ["T-101", "T-102", "T-103", "T-104"]
@@ -107,7 +107,7 @@ def test_a_task_expands_to_its_last_run_with_the_actions_its_state_allows(
     done.locator(".summary").focus()
     page.keyboard.press("Enter")
     expect(done.locator(".summary")).to_have_attribute("aria-expanded", "true")
-    expect(done.locator(".task-body")).to_contain_text("SUCCESS · 2m00s")
+    expect(done.locator(".task-body")).to_contain_text("SUCCESS · 2m")
     expect(done.locator(".task-body").get_by_role("button")).to_have_text(["Add note"])
     done.locator(".summary").click()
     expect(done.locator(".task-body")).to_have_count(0)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memento_gh.dashboard import markup
-from memento_gh.dashboard.snapshot import Schedule, build, eta, next_tick, notes
+from memento_gh.dashboard.snapshot import Schedule, build, eta, eta_line, next_tick, notes
 from memento_gh.formats import status_log
 from memento_gh.formats.status_log import FAILED, SUCCESS, TickEntry, parse_status
 from memento_gh.plan.scanner import parse
@@ -207,3 +207,25 @@ def test_links_open_apart_and_images_are_never_fetched() -> None:
 def test_an_inline_description_is_never_a_heading_or_a_list() -> None:
     assert markup.inline("# 1. Setup") == "# 1. Setup"
     assert markup.inline("- [ ] a & b") == "- [ ] a &amp; b"
+
+
+@pytest.mark.parametrize(
+    ("numbers", "line"),
+    [
+        ({"seconds": 360, "average": 120.0, "remaining": 3}, "~6m of work (2m a task × 3)"),
+        ({"seconds": 181, "average": 90.5, "remaining": 2}, "~3m1s of work (1m30s a task × 2)"),
+        ({"seconds": None, "average": None, "remaining": 3}, "unknown (no task has finished yet)"),
+        ({"seconds": 0, "average": 60.0, "remaining": 0}, "Nothing left to do"),
+    ],
+)
+def test_the_eta_is_said_in_the_spelling_of_every_duration(
+    numbers: dict[str, Any], line: str
+) -> None:
+    assert line in eta_line(numbers)
+
+
+def test_each_run_carries_its_duration_spelled_out() -> None:
+    tasks = {task["id"]: task for task in snapshot()["tasks"]}
+
+    assert tasks["T-101"]["last"]["duration_text"] == "2m"
+    assert snapshot()["eta_line"] == "Est. remaining: ~6m of work (2m a task × 3)"

@@ -19,6 +19,7 @@ from memento_gh.engine.agents import (
     KNOWN_AGENTS,
     agent_argv,
     agent_env,
+    choose_agent,
     parse_cost,
     run_agent,
 )
@@ -158,6 +159,29 @@ def test_an_unknown_agent_is_refused_with_the_known_names(
     assert "unknown agent 'cursor'" in str(refused.value)
     assert "aider, claude, codex, command, gemini, openclaw" in str(refused.value)
     assert KNOWN_AGENTS == ("aider", "claude", "codex", "command", "gemini", "openclaw")
+
+
+@pytest.mark.parametrize(
+    ("agent", "agent_cmd", "chosen"),
+    [
+        ("claude", None, "claude"),
+        ("claude", "my-agent {prompt_file}", "claude"),  # --agent wins
+        (None, "my-agent {prompt_file}", "command"),
+        ("", "my-agent {prompt_file}", "command"),  # an empty setting counts as none
+    ],
+)
+def test_the_agent_is_the_one_named_else_the_command_line_given(
+    agent: str | None, agent_cmd: str | None, chosen: str
+) -> None:
+    assert choose_agent(agent, agent_cmd, "pass --agent") == chosen
+
+
+@pytest.mark.parametrize(("agent", "agent_cmd"), [(None, None), ("", ""), (None, "")])
+def test_no_agent_is_an_error_that_says_how_to_choose_one(
+    agent: str | None, agent_cmd: str | None
+) -> None:
+    with pytest.raises(UserError, match=r"^no agent chosen; set the `agent` input$"):
+        choose_agent(agent, agent_cmd, "set the `agent` input")
 
 
 # --- command templates -------------------------------------------------------------------

@@ -35,27 +35,27 @@
     return template.content.firstElementChild;
   }
 
-  function duration(seconds) {
-    if (seconds == null) return "";
-    const s = Math.round(seconds);
-    if (s < 60) return `${s}s`;
-    if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
-    const h = Math.floor(s / 3600);
-    if (h < 48) return `${h}h ${Math.round((s % 3600) / 60)}m`;
-    return `${Math.round(h / 24)}d`;
+  // Durations arrive spelled by the server (memento_gh/durations.py). A time ago or ahead
+  // moves on between polls, so the page counts it, to the minute, in the same spelling.
+  function roughly(seconds) {
+    const minutes = Math.floor(Math.max(60, seconds) / 60);
+    if (minutes < 60) return `${minutes}m`;
+    const hours = Math.floor(minutes / 60);
+    if (hours >= 48) return `${Math.round(hours / 24)}d`;
+    return minutes % 60 ? `${hours}h${minutes % 60}m` : `${hours}h`;
   }
 
   function ago(iso) {
     const seconds = (Date.now() - Date.parse(iso)) / 1000;
     if (!Number.isFinite(seconds)) return esc(iso);
     if (seconds < 45) return "just now";
-    return `${duration(Math.max(60, seconds)).replace(/\d+s$/, "")} ago`;
+    return `${roughly(seconds)} ago`;
   }
 
   function until(iso) {
     const seconds = (Date.parse(iso) - Date.now()) / 1000;
     if (seconds <= 30) return "due now";
-    return `in ${duration(Math.max(60, seconds)).replace(/\d+s$/, "")}`;
+    return `in ${roughly(seconds)}`;
   }
 
   function clock(iso) {
@@ -224,10 +224,7 @@
       phaseBar.firstElementChild.style.width = `${phaseBar.getAttribute("aria-valuenow")}%`;
     }
     $("blocked-count").textContent = `Blocked: ${state.blocked}${state.blocked ? " ⚠" : ""}`;
-    const eta = state.eta;
-    $("eta").textContent = !eta.remaining ? "Nothing left to do"
-      : eta.seconds == null ? "Est. remaining: unknown (no task has finished yet)"
-      : `Est. remaining: ~${duration(eta.seconds)} of work (${duration(eta.average)} a task × ${eta.remaining})`;
+    $("eta").textContent = state.eta_line;
     $("plan-errors").hidden = !state.errors;
     $("plan-errors").textContent = state.errors
       ? `The plan has ${state.errors} validation error(s): run memento validate.` : "";
@@ -242,7 +239,7 @@
     if (task.status === "blocked") return `BLOCKED · retries ${task.retries}/${most}`;
     if (task.status === "running") return "running";
     if (task.status === "skipped") return "skipped";
-    if (task.status === "done") return task.last && task.last.duration != null ? duration(task.last.duration) : "done";
+    if (task.status === "done") return task.last && task.last.duration_text ? task.last.duration_text : "done";
     return task.retries ? `retry ${task.retries}/${most}` : task.phase;
   }
 
@@ -265,7 +262,7 @@
     if (!run) return "";
     const retry = run.retry != null && run.outcome !== "success" ? ` (retry ${run.retry}/${run.max_retries})` : "";
     return `Tick #${esc(run.tick)} · ${clock(run.time)} · ${OUTCOMES[run.outcome] || esc(run.outcome)}${esc(retry)}` +
-      (run.duration != null ? ` · ${duration(run.duration)}` : "");
+      (run.duration_text ? ` · ${esc(run.duration_text)}` : "");
   }
 
   function taskBody(task) {
@@ -395,7 +392,7 @@
       `<span class="when" title="${esc(record.time)}">${clock(record.time)}</span>` +
       `<strong>Tick #${esc(String(record.tick).padStart(3, "0"))}${esc(part)}</strong> · ` +
       `<code>${esc(record.task || "?")}</code> · ${OUTCOMES[record.outcome] || esc(record.outcome || "?")}` +
-      `${esc(retry)}${record.duration != null ? ` · ${duration(record.duration)}` : ""}</div>` +
+      `${esc(retry)}${record.duration_text ? ` · ${esc(record.duration_text)}` : ""}</div>` +
       `<div class="detail">${esc(record.title)}</div>` +
       (detail ? `<div class="detail"><code>${esc(detail)}</code></div>` : "") +
       `<div class="actions">${record.log ? '<button type="button" data-act="log">View full log</button>' : ""}` +
