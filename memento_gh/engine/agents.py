@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memento_gh.engine.process import DEFAULT_GRACE, ProcessResult, run_in_group
+from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
+from memento_gh.engine.records import AgentResult
 from memento_gh.errors import UserError
 from memento_gh.plan.model import Task
 
@@ -43,11 +44,6 @@ class AgentRun(NamedTuple):
     task: Task
     repo: Path
     timeout: float | None
-
-
-class AgentResult(NamedTuple):
-    process: ProcessResult
-    cost: dict[str, Any] | None
 
 
 def _claude(run: AgentRun) -> list[str]:

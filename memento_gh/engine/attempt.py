@@ -6,7 +6,7 @@ from __future__ import annotations
 from memento_gh import files
 from memento_gh.changes import FileChange
 from memento_gh.engine import agents, context, guards, lessons, prompt, verify
-from memento_gh.engine.records import Attempt, Claim
+from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
 from memento_gh.formats.project_map import parse_project_map
@@ -58,7 +58,7 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     return Attempt(tuple(violations), check, result, tuple(changes), started)
 
 
-def _process_problems(result: agents.AgentResult) -> list[str]:
+def _process_problems(result: AgentResult) -> list[str]:
     done = result.process
     if done.timed_out:
         return [f"the agent ran past agent_timeout ({done.duration:.0f}s) and was killed"]
@@ -67,7 +67,7 @@ def _process_problems(result: agents.AgentResult) -> list[str]:
     return []
 
 
-def run_agent(session: Session, claim: Claim, settings: Settings) -> agents.AgentResult:
+def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult:
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
@@ -144,7 +144,7 @@ def agent_changes(
     ]
 
 
-def run_verify(session: Session, claim: Claim, settings: Settings) -> verify.VerifyResult:
+def run_verify(session: Session, claim: Claim, settings: Settings) -> VerifyResult:
     task = claim.task
     return verify.run_verify(
         task.verify or "false",

@@ -22,8 +22,9 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO
 
+from memento_gh.engine.records import ProcessResult
 from memento_gh.errors import UserError
 
 DEFAULT_GRACE = 5.0
@@ -31,22 +32,6 @@ DEFAULT_KEEP = 1 << 20
 KEEP_HEAD = 64 << 10
 _POLL = 0.02
 _PROC = Path("/proc")
-
-
-class ProcessResult(NamedTuple):
-    """How a command ended.
-
-    ``exit_code`` is None when the timeout stopped it; a negative code means the command died
-    from that signal (Python's convention), which only happens when something else sent it.
-    ``output`` is stdout and stderr interleaved as written: all of it, or when it is longer
-    than ``KEEP_HEAD`` + ``keep`` bytes, its first ``KEEP_HEAD`` and last ``keep`` bytes
-    around a line saying how much was left out (the log file has everything).
-    """
-
-    exit_code: int | None
-    timed_out: bool
-    duration: float
-    output: str
 
 
 def run_in_group(

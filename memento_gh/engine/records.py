@@ -1,15 +1,51 @@
-"""The values a tick's steps hand each other: a claimed task, an attempt at it, its outcome
-and the tick's result."""
+"""The values a tick's steps hand each other: how a process, the agent and verify ended,
+a claimed task, an attempt at it, its outcome and the tick's result. Pure records."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memento_gh.changes import FileChange
-from memento_gh.engine.agents import AgentResult
-from memento_gh.engine.verify import VerifyResult
 from memento_gh.plan.model import Task
+
+
+class ProcessResult(NamedTuple):
+    """How a command ended.
+
+    ``exit_code`` is None when the timeout stopped it; a negative code means the command died
+    from that signal (Python's convention), which only happens when something else sent it.
+    ``output`` is stdout and stderr interleaved as written: all of it, or when it is longer
+    than ``KEEP_HEAD`` + ``keep`` bytes, its first ``KEEP_HEAD`` and last ``keep`` bytes
+    around a line saying how much was left out (the log file has everything).
+    """
+
+    exit_code: int | None
+    timed_out: bool
+    duration: float
+    output: str
+
+
+class AgentResult(NamedTuple):
+    process: ProcessResult
+    cost: dict[str, Any] | None
+
+
+class VerifyResult(NamedTuple):
+    """``exit_code`` None means the timeout stopped it; success is ``exit_code == 0``.
+
+    ``head`` is the first lines of output that say something, for a status entry or an issue.
+    """
+
+    exit_code: int | None
+    timed_out: bool
+    duration: float
+    output: str
+    head: str
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
 
 
 class Claim(NamedTuple):

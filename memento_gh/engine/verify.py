@@ -9,30 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
+from memento_gh.engine.records import VerifyResult
 
 HEAD_LINES = 5
 HEAD_WIDTH = 300
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-
-
-class VerifyResult(NamedTuple):
-    """``exit_code`` None means the timeout stopped it; success is ``exit_code == 0``.
-
-    ``head`` is the first lines of output that say something, for a status entry or an issue.
-    """
-
-    exit_code: int | None
-    timed_out: bool
-    duration: float
-    output: str
-    head: str
-
-    @property
-    def passed(self) -> bool:
-        return self.exit_code == 0
 
 
 def run_verify(
