@@ -1,15 +1,16 @@
 """Whole-process cost of `memento tick`, and prompt size against plan size.
 
-    .venv/bin/python benchmarks/bench_tick.py [--rounds N]
+    .venv/bin/python benchmarks/bench_tick.py [--rounds N] [--python PATH]
 
 A tick here runs a no-op agent (`true`) on a task whose verify is `true`, so what is
 measured is memento's own work: start-up, reading and validating the plan, the claim, the
 guards, the bookkeeping and one git commit. The baseline is what any tick must pay at
 least: a bare `python -c pass` plus one `git commit`, measured in the same rounds. After
 each tick the repository is reset to its first commit (not timed), so every round runs
-the same task. Target (issue #3): at most 3x the baseline at 1,000 tasks, growing
-linearly; and the prompt for the same task equal (within 5%) in a 10-task and a
-10,000-task plan.
+the same task. memento runs as installed by `pip install .` into a virtualenv of its own,
+and the baseline uses that virtualenv's interpreter (``installed.py``). Bound: at most 5x
+the baseline at 1,000 tasks, growing linearly; and the prompt for the same task equal
+(within 5%) in a 10-task and a 10,000-task plan.
 
 Each repository is set up by `memento init` (the worker prompt, the notes, the status log,
 the ignore files), its plan then replaced by one of N tasks whose Meta holds every counter
@@ -28,6 +29,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from installed import add_option, python_for
 
 SIZES = (10, 1_000, 10_000)
 TASKS_PER_PHASE = 100
@@ -59,15 +62,15 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def make_repo(root: Path, name: str, tasks: int | None, setup: str = "init") -> Path:
+def make_repo(root: Path, name: str, tasks: int | None, memento: Path, setup: str = "init") -> Path:
     repo = root / name
     (repo / "docs").mkdir(parents=True)
     git(repo, "init", "-q")
     git(repo, "config", "user.name", "Bench")
     git(repo, "config", "user.email", "bench@localhost")
     if tasks is not None and setup == "init":
-        memento = [sys.executable, "-m", "memento_gh", "init", "--name", "Bench"]
-        subprocess.run(memento, cwd=repo, capture_output=True, check=True, env=RUN_ENV)
+        command = [str(memento), "init", "--name", "Bench"]
+        subprocess.run(command, cwd=repo, capture_output=True, check=True, env=RUN_ENV)
     else:
         text = "logs/\n.memento.lock\n.memento_alert\n"
         (repo / ".gitignore").write_text(text, encoding="utf-8")
@@ -95,8 +98,8 @@ def timed(command: list[str], cwd: Path) -> float:
     return elapsed
 
 
-def tick_once(repo: Path, start: str) -> float:
-    command = [sys.executable, "-m", "memento_gh", "tick", "--agent-cmd", "true"]
+def tick_once(memento: Path, repo: Path, start: str) -> float:
+    command = [str(memento), "tick", "--agent-cmd", "true"]
     elapsed = timed(command, repo)
     if "complete T-1 " not in git(repo, "log", "-1", "--format=%s") + " ":
         raise SystemExit(f"the tick in {repo} did not complete T-1")
@@ -105,10 +108,10 @@ def tick_once(repo: Path, start: str) -> float:
     return elapsed
 
 
-def baseline_once(scratch: Path) -> float:
-    python = timed([sys.executable, "-c", "pass"], scratch)
+def baseline_once(python: Path, scratch: Path) -> float:
+    python_time = timed([str(python), "-c", "pass"], scratch)
     commit = timed(["git", "commit", "-q", "--allow-empty", "-m", "bench"], scratch)
-    return python + commit
+    return python_time + commit
 
 
 def prompt_bytes(tasks: int) -> int:
@@ -139,23 +142,26 @@ def main() -> int:
         help="init: a repository as `memento init` sets it up (default); bare: the plan and "
         "the map alone, so that each round is a project's first tick",
     )
+    add_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        scratch = make_repo(root, "scratch", None)
-        repos = {size: make_repo(root, f"plan-{size}", size, args.setup) for size in SIZES}
+        python = python_for(args.python, root)
+        memento = python.with_name("memento")
+        scratch = make_repo(root, "scratch", None, memento)
+        repos = {size: make_repo(root, f"plan-{size}", size, memento, args.setup) for size in SIZES}
         starts = {size: git(repo, "rev-parse", "HEAD") for size, repo in repos.items()}
         samples: dict[str, list[float]] = {"baseline": []}
         samples.update({f"tick {size:>6,} tasks": [] for size in SIZES})
-        tick_once(repos[SIZES[0]], starts[SIZES[0]])  # warm caches and .pyc files
+        tick_once(memento, repos[SIZES[0]], starts[SIZES[0]])  # warm caches and .pyc files
         for _ in range(args.rounds):
-            samples["baseline"].append(baseline_once(scratch))
+            samples["baseline"].append(baseline_once(python, scratch))
             for size, repo in repos.items():
-                samples[f"tick {size:>6,} tasks"].append(tick_once(repo, starts[size]))
+                samples[f"tick {size:>6,} tasks"].append(tick_once(memento, repo, starts[size]))
     base = statistics.median(samples["baseline"])
     print(
-        f"median of {args.rounds} rounds, setup {args.setup}, "
-        f"{sys.executable} ({sys.version.split()[0]})"
+        f"median of {args.rounds} rounds, setup {args.setup}, memento installed in "
+        f"{python.parent.parent} ({sys.version.split()[0]})"
     )
     print(f"{'case':<24}{'median ms':>10}{'x baseline':>12}")
     for name, values in samples.items():

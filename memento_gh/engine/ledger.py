@@ -14,10 +14,10 @@ from pathlib import Path
 from memento_gh import files
 from memento_gh.engine import bookkeeping
 from memento_gh.engine.plan_file import PlanFile
-from memento_gh.formats import memory, status_log
+from memento_gh.formats import status_log
 from memento_gh.formats.notes import mark_read
 from memento_gh.formats.state import render_state
-from memento_gh.layout import MEMORY_FILE_NAMES, MEMORY_FOLDER, Layout
+from memento_gh.layout import MEMORY_FOLDER, Layout
 from memento_gh.workspace import Workspace
 
 STATUS_HEADER = "# TICK STATUS LOG\n\n"
@@ -137,23 +137,3 @@ class Ledger:
         )
         self._known.update(bookkeeping_paths)
         return sha
-
-    # -- lessons ----------------------------------------------------------------------------
-
-    def lesson_texts(self) -> dict[str, str]:
-        """The lesson files that hold records, by file name."""
-        found: dict[str, str] = {}
-        for name in MEMORY_FILE_NAMES:
-            path = self.memory_folder / name
-            if path.exists():
-                text = files.read_text(path)
-                if "\n## " in text:  # a record's heading
-                    found[name] = text
-        return found
-
-    def write_lesson_file(self, name: str, text: str) -> None:
-        files.write_atomic(self.memory_folder / name, text)
-
-    def known_issue_text(self) -> str:
-        path = self.memory_folder / memory.FILE_NAMES[memory.KNOWN_ISSUE]
-        return files.read_text(path) if path.exists() else memory.empty_file(memory.KNOWN_ISSUE)
