@@ -1,8 +1,9 @@
 """``memento run --every``: ticks in a foreground loop, through the real CLI.
 
-Each test runs ``memento run`` in a subprocess on a real git repository, with the fake agent
+Each test runs ``memento run`` on a real git repository, with the fake agent
 ``testing/agents/scripted.py``, and reads the real state back: the plan, ``git log`` and
-``logs/cron.log``.
+``logs/cron.log``. The loop runs in the test's process (``Project.memento``), or in a
+process of its own where a test sends it SIGTERM.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """``memento tick`` as specified (DESIGN "The tick", seed §4 and §7), through the real CLI.
 
-Every test runs real ticks in subprocesses on a real git repository, with the fake agent
+Every test runs real ticks on a real git repository, with the fake agent
 ``testing/agents/scripted.py`` as the ``--agent-cmd``, and reads the real state back: the
-plan, TICK_STATUS.md, HUMAN_NOTES.md, ``git log`` and the working tree.
+plan, TICK_STATUS.md, HUMAN_NOTES.md, ``git log`` and the working tree. A tick runs in the
+test's process (``Project.tick``), or in a process of its own where the test counts its git
+processes through PATH or starts two ticks at once.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def test_a_tick_asks_git_only_what_it_needs(tmp_path: Path) -> None:
     log = tmp_path / "git-argv.log"
     shim = git_shim(tmp_path / "bin", log)
 
-    result = project.tick(env={"PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"})
+    result = project.tick_process(env={"PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"})
 
     ran(result)
     assert project.subjects()[0] == "memento: complete T-101 Write module A"
@@ -122,7 +124,7 @@ def test_a_tick_whose_agent_changes_nothing_runs_no_diff(tmp_path: Path) -> None
     log = tmp_path / "git-argv.log"
     shim = git_shim(tmp_path / "bin", log)
 
-    result = project.tick(env={"PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"})
+    result = project.tick_process(env={"PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"})
 
     ran(result)
     assert project.subjects()[0].startswith("memento: T-101 failed")
