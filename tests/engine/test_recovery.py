@@ -10,10 +10,10 @@ A SIGKILLed tick cannot stop its agent or verify (they run in a process group of
 so they outlive it. The next tick must still recover: it stops the dead tick's processes
 before it rolls back their work, so an orphan cannot write into the next tick's change.
 
-After each kill a normal tick must leave: a plan that validates, every commit of before the
-kill in HEAD's history, a clean tree, and the killed task either counted as one failed
-attempt (killed before its success commit) or done (killed after it); more ticks then finish
-the plan.
+After each kill a normal tick (run in the test's own process: ``run_tick``) must leave: a
+plan that validates, every commit of before the kill in HEAD's history, a clean tree, and the
+killed task either counted as one failed attempt (killed before its success commit) or done
+(killed after it); more ticks then finish the plan.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from memento_gh.plan.model import DONE, PENDING, RUNNING, Task
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
 from testing.agents import Action, scripted_command, scripted_env, write_script
-from testing.cli import run_memento
+from testing.cli import call_memento
 from testing.plans import DEFAULT_META, phase_block, plan_text, task_block
 from testing.repos import commit_all, git, init_repo
 
@@ -101,7 +101,7 @@ def make_project(
     repo = init_repo(tmp_path / "repo")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    done = run_memento("init", ".", "--name", "demo", cwd=repo)
+    done = call_memento("init", ".", "--name", "demo", cwd=repo)
     assert done.returncode == 0, done.stderr
     tasks = []
     for task_id in TASKS:
@@ -150,10 +150,13 @@ def tick_env(
     project: Project, actions: Sequence[Action] | None = None, **extra: str
 ) -> dict[str, str]:
     """The environment of a tick: the agent follows the project's script (or ``actions``,
-    for every task); ``extra`` adds variables (MEMENTO_CRASH_AT, the verify hook)."""
+    for every task); ``extra`` adds variables (MEMENTO_CRASH_AT, the verify hook). The
+    variables a test does not set are empty, which memento and the verify hook read as
+    unset (a tick run in this process would otherwise get this process's values)."""
     env = scripted_env(script=project.script, actions=actions, state=project.scratch / "runs")
-    for name in ("MEMENTO_CRASH_AT", VERIFY_HOOK, "MEMENTO_AGENT", "MEMENTO_AGENT_CMD"):
-        env.pop(name, None)
+    env.update(
+        dict.fromkeys(("MEMENTO_CRASH_AT", VERIFY_HOOK, "MEMENTO_AGENT", "MEMENTO_AGENT_CMD"), "")
+    )
     return {**env, "NO_COLOR": "1", **extra}
 
 
@@ -162,16 +165,9 @@ def tick_argv(*extra: str) -> list[str]:
 
 
 def run_tick(project: Project, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """One normal tick, to its end."""
-    return subprocess.run(
-        tick_argv(*extra),
-        cwd=project.repo,
-        env=tick_env(project, **env),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    """One normal tick, to its end, in this process (nothing kills it)."""
+    argv = ["tick", "--agent-cmd", scripted_command(), *extra]
+    return call_memento(*argv, cwd=project.repo, env=tick_env(project, **env))
 
 
 def start_tick(
@@ -251,7 +247,7 @@ def status_log(repo: Path) -> str:
 
 
 def assert_valid(repo: Path) -> None:
-    done = run_memento("validate", cwd=repo)
+    done = call_memento("validate", cwd=repo)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
