@@ -27,7 +27,7 @@ from memento_gh.plan.scanner import parse
 from testing.agents import Action, Script, scripted_command, scripted_env, write_script
 from testing.cli import call_memento, run_memento
 from testing.plans import meta_block, phase_block, task_block
-from testing.repos import commit_all, git, init_repo
+from testing.repos import commit_all, git, init_repo, write
 
 #: Meta of the project's plan; a test overrides what it is about.
 META: Mapping[str, str] = {
@@ -217,6 +217,11 @@ class Project:
         return bool(self.git("log", "--all", "--format=%H", "--", path).strip())
 
 
+def trailers(project: Project, rev: str = "HEAD") -> str:
+    """The trailers of commit ``rev`` (``Memento-Task: T-101``...), one a line."""
+    return project.git("log", "-1", "--format=%(trailers:only,unfold)", rev).strip()
+
+
 def make_project(
     tmp_path: Path,
     plan: str | None = None,
@@ -240,35 +245,6 @@ def make_project(
         **(files or {}),
     }
     for name, content in contents.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8", newline="")
+        write(root, name, content)
     commit_all(root, "project")
     return Project(root, outside)
-
-
-def alive(pid: int) -> bool:
-    """True while process ``pid`` runs (a zombie waiting to be reaped counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def group_alive(pgid: int) -> bool:
-    """True while some process of process group ``pgid`` runs."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(encoding="utf-8")
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False

@@ -25,7 +25,7 @@ from memento_gh.plan.scanner import parse
 from testing import ticks
 from testing.agents import AGENTS_DIR
 from testing.plans import meta_block, phase_block, task_block
-from testing.repos import bare_repo, clone, commit_all, git, init_repo
+from testing.repos import bare_repo, clone, commit_all, git, init_repo, write
 
 SLEEPY = AGENTS_DIR / "sleepy.py"
 BRANCH = "main"
@@ -119,9 +119,7 @@ class Pool:
             "out/.keep": "",
         }
         for name, text in files.items():
-            path = seed / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write(seed, name, text)
         commit_all(seed, "the plan")
         git(seed, "branch", "-M", BRANCH)
         git(seed, "remote", "add", "origin", str(self.origin))

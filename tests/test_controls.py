@@ -16,7 +16,7 @@ import pytest
 from memento_gh.formats.notes import parse_notes
 from memento_gh.formats.state import parse_state
 from testing.cli import call_memento
-from testing.ticks import UNSET, Project, good, make_project, one_phase, plan_of, task
+from testing.ticks import UNSET, Project, good, make_project, one_phase, plan_of, task, trailers
 
 PLAN = "docs/MASTER_PLAN.md"
 STATUS = "docs/TICK_STATUS.md"
@@ -42,10 +42,6 @@ def ok(result: object) -> None:
     assert getattr(result, "returncode", None) == 0, (
         f"stdout:\n{getattr(result, 'stdout', '')}\nstderr:\n{getattr(result, 'stderr', '')}"
     )
-
-
-def trailers(project: Project) -> str:
-    return project.git("log", "-1", "--format=%(trailers:only,unfold)").strip()
 
 
 # -- pause, resume, stop ----------------------------------------------------------------------

@@ -23,10 +23,10 @@ from memento_gh.commands import run as run_command
 from memento_gh.commands.tick import tick_config
 from memento_gh.layout import Layout
 from testing.agents import scripted_command
+from testing.processes import alive
 from testing.ticks import (
     Completed,
     Project,
-    alive,
     good,
     make_project,
     one_phase,

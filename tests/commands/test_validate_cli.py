@@ -23,7 +23,7 @@ from memento_gh.formats.project_map import parse_project_map
 from memento_gh.plan.model import ERROR, WARNING
 from memento_gh.plan.scanner import parse, split_lines
 from testing.cli import call_memento, run_memento
-from testing.repos import git, init_repo
+from testing.repos import git, init_repo, write
 
 # Line 9 is total_tasks, 10 completed_tasks, 22 the task T-102, 23 its verify line.
 PLAN = """\
@@ -68,13 +68,6 @@ WRONG_TOTAL = PLAN.replace("total_tasks: 3 ", "total_tasks: 4 ")
 PLAN_PATH = "docs/MASTER_PLAN.md"
 PROBLEM_LINE = re.compile(r"(?P<path>[^:]+):(?P<line>\d+): (?P<severity>error|warning): \S.*")
 MISSING_FILE_LINE = re.compile(r"(?P<path>[^:]+): error: \S.*")
-
-
-def write(root: Path, relative: str, content: str | bytes) -> Path:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
-    return path
 
 
 @pytest.fixture

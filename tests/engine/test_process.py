@@ -17,17 +17,9 @@ import pytest
 from memento_gh.engine.process import KEEP_HEAD, run_in_group
 from memento_gh.errors import UserError
 from testing.agents import scripted_argv, scripted_env
+from testing.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (a zombie waiting for its reaper is dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def wait_for(path: Path, seconds: float = 10) -> None:

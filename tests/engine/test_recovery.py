@@ -38,6 +38,7 @@ from memento_gh.plan.values import format_time
 from testing.agents import Action, scripted_command, scripted_env, write_script
 from testing.cli import call_memento
 from testing.plans import DEFAULT_META, phase_block, plan_text, task_block
+from testing.processes import group_alive
 from testing.repos import commit_all, git, init_repo
 
 TASKS = ("T-101", "T-102", "T-103")
@@ -207,21 +208,6 @@ def sigkill(process: subprocess.Popen[str]) -> None:
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=WAIT)
     assert process.returncode == -signal.SIGKILL
-
-
-def group_alive(group: int) -> bool:
-    """Whether a process that is not a zombie is left in the process group."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            raw = (entry / "stat").read_bytes()
-        except OSError:
-            continue
-        state, _parent, pgrp = raw[raw.rindex(b")") + 2 :].split()[:3]
-        if int(pgrp) == group and state not in (b"Z", b"X"):
-            return True
-    return False
 
 
 # -- reading the repository ------------------------------------------------------------------

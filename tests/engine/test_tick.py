@@ -25,18 +25,18 @@ from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
 from testing.agents import Action
 from testing.plans import phase_block
+from testing.processes import alive, group_alive
 from testing.repos import git_shim
 from testing.ticks import (
     GUARD,
     NOTES,
     Project,
-    alive,
     good,
-    group_alive,
     make_project,
     one_phase,
     plan_of,
     task,
+    trailers,
     wrong,
 )
 
@@ -70,10 +70,6 @@ def ran(result: Any) -> None:
 
 def only_working_files(lines: Sequence[str]) -> bool:
     return all(line[3:].startswith(WORKING_FILES) for line in lines)
-
-
-def trailers(project: Project, rev: str = "HEAD") -> str:
-    return project.git("log", "-1", "--format=%(trailers:only,unfold)", rev).strip()
 
 
 def write_kept_files(project: Project) -> None:

@@ -8,16 +8,9 @@ import time
 from pathlib import Path
 
 from memento_gh.engine.verify import output_head, run_verify
+from testing.processes import alive
 
 ENV = {"PATH": os.environ["PATH"]}
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def test_a_passing_command_passes(tmp_path: Path) -> None:
