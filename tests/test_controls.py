@@ -184,7 +184,10 @@ def test_a_note_for_an_unknown_task_is_refused(tmp_path: Path) -> None:
 def test_a_control_waits_for_a_running_tick_and_gives_up_after_wait(tmp_path: Path) -> None:
     project = project_with(tmp_path)
     started = project.outside / "agent-started"
-    project.script({"T-101": [{"touch": str(started)}, {"sleep": 5}, *good("T-101")]})
+    release = project.outside / "agent-may-finish"
+    # The agent (and so the tick, which holds the lock) runs until the test releases it.
+    agent = [{"touch": str(started)}, {"wait_for": str(release)}, *good("T-101")]
+    project.script({"T-101": agent})
     tick = project.start_tick()
     try:
         deadline = time.monotonic() + 20
@@ -199,8 +202,10 @@ def test_a_control_waits_for_a_running_tick_and_gives_up_after_wait(tmp_path: Pa
         assert "a tick holds the lock" in refused.stderr and "--wait" in refused.stderr
         assert tick.poll() is None, "the tick ended before the control gave up"
 
+        release.touch()
         later = project.memento_process("pause", "--wait", "60")
     finally:
+        release.touch()
         _, err = tick.communicate(timeout=60)
     ok(later)
     assert tick.returncode == 0, err

@@ -140,7 +140,7 @@ def test_a_tick_starts_every_interval_after_the_last_one_started(project: Projec
     elapsed = time.monotonic() - started
 
     assert done.returncode == 0
-    assert 1.0 <= elapsed < 10
+    assert 1.0 <= elapsed < 30  # three ticks, 0.5 s apart at least; room for a busy machine
     assert done.stdout.splitlines()[0] == "run: a tick every 0.5s; Ctrl-C stops"
 
 
@@ -182,9 +182,9 @@ def test_sigterm_during_a_tick_stops_the_agent_and_the_loop(tmp_path: Path) -> N
 
     stopping = time.monotonic()
     process.send_signal(signal.SIGTERM)
-    out, _ = process.communicate(timeout=20)
+    out, _ = process.communicate(timeout=60)
 
-    assert time.monotonic() - stopping < 10
+    assert time.monotonic() - stopping < 30  # the agent sleeps 600 s: room for a busy machine
     assert process.returncode == 0
     assert out.splitlines()[-1] == (
         "run: interrupted during tick 1, after 0 ticks; the next tick recovers what it left"

@@ -70,7 +70,7 @@ def test_the_timeout_stops_the_command_and_its_background_jobs(tmp_path: Path) -
     started = time.monotonic()
     result = run_verify(command, cwd=tmp_path, env=ENV, timeout=1, grace=1)
 
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 30  # the sleeps take 600 s: room for a busy machine
     assert result.timed_out
     assert result.exit_code is None
     assert not result.passed
