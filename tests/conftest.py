@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,12 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     return home
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run started in the background (``scripts/check &`` in a script, ``nohup``) ignores
+    SIGINT, and every process it starts would inherit that: Python there installs no
+    KeyboardInterrupt handler, and the tests' Ctrl-C to memento never arrives. Python's own
+    handler here is reset to the default in each child, as a terminal starts it."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
