@@ -21,7 +21,7 @@ from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from testing.agents import Script, scripted_command, scripted_env, write_script
 from testing.fake_github import FakeGitHub, Response
-from testing.repos import bare_repo, clone, commit_all, git, init_repo
+from testing.repos import bare_repo, clone, commit_all, git, init_repo, write
 from testing.ticks import CLEANIGNORE, GITIGNORE, GUARD, NOTES, STATUS, UNSET, one_phase, plan_of
 
 REPOSITORY = "octo/project"
@@ -52,9 +52,7 @@ class ActionProject:
             ".gitignore": GITIGNORE,
         }
         for name, text in contents.items():
-            path = seed / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write(seed, name, text)
         commit_all(seed, "project")
         git(seed, "branch", "-M", "main")
         git(seed, "remote", "add", "origin", str(self.origin))

@@ -39,6 +39,24 @@ def _base_env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
 
 
+def git_env(**extra: str) -> dict[str, str]:
+    """The environment of a user's ``git commit``, cut off from this machine's git config,
+    plus ``extra``."""
+    env = _base_env()
+    env.update(IDENTITY, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, NO_COLOR="1")
+    env.update(extra)
+    return env
+
+
+def write(root: Path, name: str, content: str | bytes) -> Path:
+    """Write ``content`` (text as UTF-8, as it is: no newline translation) to ``root/name``,
+    making its folders."""
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return path
+
+
 def init_repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q")

@@ -3,8 +3,13 @@
 ``make_project`` commits a plan of three tasks, each asking for one file that holds one word
 (``T-101``: ``src/a.py`` containing ``A``), a guard file, the notes and the status log. A
 test scripts the fake agent (``testing/agents/scripted.py``) per task, runs ``memento tick``
-in a subprocess exactly as a user would, and reads the real state back: the plan, the status
+with the command line a user would type, and reads the real state back: the plan, the status
 log, the notes, ``git log`` and the working tree.
+
+``Project.tick`` and ``Project.memento`` run the command in the test's own process
+(``testing.cli.call_memento``); ``tick_process``, ``memento_process`` and ``start_tick``
+start a real ``memento`` process, for a test about the process itself: a kill, a signal, a
+lock held by another process, a crash point (``MEMENTO_CRASH_AT``), its exit.
 """
 
 from __future__ import annotations
@@ -20,9 +25,9 @@ from memento_gh.formats.status_log import Event, ParsedEntry, Record, parse_stat
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from testing.agents import Action, Script, scripted_command, scripted_env, write_script
-from testing.cli import run_memento
+from testing.cli import call_memento, run_memento
 from testing.plans import meta_block, phase_block, task_block
-from testing.repos import commit_all, git, init_repo
+from testing.repos import commit_all, git, init_repo, write
 
 #: Meta of the project's plan; a test overrides what it is about.
 META: Mapping[str, str] = {
@@ -133,7 +138,12 @@ class Project:
         return {**env, **(extra or {})}
 
     def tick(self, *args: str, env: Mapping[str, str] | None = None) -> Completed:
+        """``memento tick`` with the fake agent, in this process."""
         return self.memento("tick", "--agent-cmd", scripted_command(), *args, env=env)
+
+    def tick_process(self, *args: str, env: Mapping[str, str] | None = None) -> Completed:
+        """``memento tick`` with the fake agent, in a process of its own."""
+        return self.memento_process("tick", "--agent-cmd", scripted_command(), *args, env=env)
 
     def start_tick(self, *args: str) -> subprocess.Popen[str]:
         """A tick started in the background (read its output with ``communicate``)."""
@@ -148,6 +158,11 @@ class Project:
         )
 
     def memento(self, *args: str, env: Mapping[str, str] | None = None) -> Completed:
+        """``memento ARGS`` in the repository, in this process."""
+        return call_memento(*args, cwd=self.root, env=self.env(env))
+
+    def memento_process(self, *args: str, env: Mapping[str, str] | None = None) -> Completed:
+        """``memento ARGS`` in the repository, in a process of its own."""
         return run_memento(*args, cwd=self.root, env=self.env(env))
 
     def agent_runs(self) -> dict[str, int]:
@@ -202,6 +217,11 @@ class Project:
         return bool(self.git("log", "--all", "--format=%H", "--", path).strip())
 
 
+def trailers(project: Project, rev: str = "HEAD") -> str:
+    """The trailers of commit ``rev`` (``Memento-Task: T-101``...), one a line."""
+    return project.git("log", "-1", "--format=%(trailers:only,unfold)", rev).strip()
+
+
 def make_project(
     tmp_path: Path,
     plan: str | None = None,
@@ -225,35 +245,6 @@ def make_project(
         **(files or {}),
     }
     for name, content in contents.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8", newline="")
+        write(root, name, content)
     commit_all(root, "project")
     return Project(root, outside)
-
-
-def alive(pid: int) -> bool:
-    """True while process ``pid`` runs (a zombie waiting to be reaped counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def group_alive(pgid: int) -> bool:
-    """True while some process of process group ``pgid`` runs."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(encoding="utf-8")
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False

@@ -17,6 +17,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,7 +26,7 @@ from memento_gh.plan.scanner import parse
 from testing import ticks
 from testing.agents import AGENTS_DIR
 from testing.plans import meta_block, phase_block, task_block
-from testing.repos import bare_repo, clone, commit_all, git, init_repo
+from testing.repos import bare_repo, clone, commit_all, git, init_repo, write
 
 SLEEPY = AGENTS_DIR / "sleepy.py"
 BRANCH = "main"
@@ -105,11 +106,23 @@ class History:
 class Pool:
     """A bare origin holding a plan, and a clone per worker."""
 
-    def __init__(self, folder: Path, plan: str, workers: int, *, agent_seconds: float) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        plan: str,
+        workers: int,
+        *,
+        agent_seconds: float,
+        meet_seconds: float | None = None,
+    ) -> None:
+        """``workers`` clones of an origin holding ``plan``; each agent run sleeps
+        ``agent_seconds``, and with ``meet_seconds`` the first run waits that long at most
+        for a second one to start (``SLEEPY_MEET`` of ``testing/agents/sleepy.py``)."""
         self.folder = folder
         self.origin = bare_repo(folder / "origin.git")
         self.log = folder / "agent-runs.log"
         self.agent_seconds = agent_seconds
+        self.meet_seconds = meet_seconds
         seed = init_repo(folder / "seed")
         files = {
             "docs/MASTER_PLAN.md": plan,
@@ -119,9 +132,7 @@ class Pool:
             "out/.keep": "",
         }
         for name, text in files.items():
-            path = seed / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write(seed, name, text)
         commit_all(seed, "the plan")
         git(seed, "branch", "-M", BRANCH)
         git(seed, "remote", "add", "origin", str(self.origin))
@@ -137,6 +148,8 @@ class Pool:
             if not key.startswith(("MEMENTO_", "GIT_"))
         }
         env.update(NO_COLOR="1", SLEEPY_LOG=str(self.log), SLEEPY_SECONDS=str(self.agent_seconds))
+        if self.meet_seconds is not None:
+            env["SLEEPY_MEET"] = str(self.meet_seconds)
         return {**env, **(extra or {})}
 
     def agent_command(self) -> str:
@@ -202,6 +215,22 @@ class Pool:
 
     def show(self, path: str) -> str:
         return git(self.origin, "show", f"{BRANCH}:{path}")
+
+    def age_claim(self, task_id: str, by: timedelta) -> None:
+        """Move the claim of ``task_id`` on the branch ``by`` into the past, as if its worker
+        had claimed the task that much earlier: one commit, pushed. Call it while no worker
+        runs, or it races them."""
+        scratch = clone(self.origin, self.folder / f"aging-{task_id}")
+        path = scratch / "docs" / "MASTER_PLAN.md"
+        text = path.read_text(encoding="utf-8")
+        task = parse(text).task(task_id)
+        assert task is not None and task.claimed is not None, f"{task_id} is not claimed"
+        older = task.claimed._replace(at=task.claimed.at - by)
+        line = f"  - claimed: {task.claimed.render()}\n"
+        assert text.count(line) == 1, f"no single claim line for {task_id}"
+        path.write_text(text.replace(line, f"  - claimed: {older.render()}\n"), encoding="utf-8")
+        commit_all(scratch, f"test: {task_id} claimed {by} earlier")
+        git(scratch, "push", "-q", "origin", f"HEAD:{BRANCH}")
 
     def runs(self) -> Counter[str]:
         """How often the agent started on each task."""

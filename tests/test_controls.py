@@ -1,7 +1,9 @@
 """``memento pause|resume|stop|retry|skip|note``: surgical edits, committed, under the lock.
 
-Each control runs as the real command in a subprocess on a real git repository; the tests
-read the plan, the notes, the status log and ``git log`` back.
+Each control runs as the real command line on a real git repository, in the test's own
+process (``Project.memento``), or in a process of its own where it waits for a lock that a
+tick in another process holds; the tests read the plan, the notes, the status log and
+``git log`` back.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import pytest
 
 from memento_gh.formats.notes import parse_notes
 from memento_gh.formats.state import parse_state
-from testing.cli import run_memento
-from testing.ticks import UNSET, Project, good, make_project, one_phase, plan_of, task
+from testing.cli import call_memento
+from testing.ticks import UNSET, Project, good, make_project, one_phase, plan_of, task, trailers
 
 PLAN = "docs/MASTER_PLAN.md"
 STATUS = "docs/TICK_STATUS.md"
@@ -40,10 +42,6 @@ def ok(result: object) -> None:
     assert getattr(result, "returncode", None) == 0, (
         f"stdout:\n{getattr(result, 'stdout', '')}\nstderr:\n{getattr(result, 'stderr', '')}"
     )
-
-
-def trailers(project: Project) -> str:
-    return project.git("log", "-1", "--format=%(trailers:only,unfold)").strip()
 
 
 # -- pause, resume, stop ----------------------------------------------------------------------
@@ -186,7 +184,10 @@ def test_a_note_for_an_unknown_task_is_refused(tmp_path: Path) -> None:
 def test_a_control_waits_for_a_running_tick_and_gives_up_after_wait(tmp_path: Path) -> None:
     project = project_with(tmp_path)
     started = project.outside / "agent-started"
-    project.script({"T-101": [{"touch": str(started)}, {"sleep": 5}, *good("T-101")]})
+    release = project.outside / "agent-may-finish"
+    # The agent (and so the tick, which holds the lock) runs until the test releases it.
+    agent = [{"touch": str(started)}, {"wait_for": str(release)}, *good("T-101")]
+    project.script({"T-101": agent})
     tick = project.start_tick()
     try:
         deadline = time.monotonic() + 20
@@ -195,14 +196,16 @@ def test_a_control_waits_for_a_running_tick_and_gives_up_after_wait(tmp_path: Pa
         assert started.exists(), "the agent never started"
 
         waited = time.monotonic()
-        refused = project.memento("pause", "--wait", "1")
+        refused = project.memento_process("pause", "--wait", "1")
         assert time.monotonic() - waited >= 1
         assert refused.returncode == 1
         assert "a tick holds the lock" in refused.stderr and "--wait" in refused.stderr
         assert tick.poll() is None, "the tick ended before the control gave up"
 
-        later = project.memento("pause", "--wait", "60")
+        release.touch()
+        later = project.memento_process("pause", "--wait", "60")
     finally:
+        release.touch()
         _, err = tick.communicate(timeout=60)
     ok(later)
     assert tick.returncode == 0, err
@@ -239,7 +242,7 @@ def test_outside_a_git_repository_a_control_edits_and_says_it_did_not_commit(
     text = plan_of([one_phase()])
     plan.write_text(text, encoding="utf-8")
 
-    result = run_memento(
+    result = call_memento(
         "pause",
         cwd=folder,
         env={**dict.fromkeys(UNSET, ""), "GIT_CEILING_DIRECTORIES": str(tmp_path)},

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from memento_gh.cron.fields import next_fire, parse_cron, workflow_crons
-from testing.cli import run_memento
+from testing.cli import call_memento
 
 UTC = timezone.utc
 
@@ -76,7 +76,7 @@ def test_a_bad_cron_line_is_a_sentence(expression: str, says: str) -> None:
 
 
 def test_the_workflow_init_writes_has_its_schedule_read(tmp_path: Path) -> None:
-    done = run_memento("init", tmp_path)
+    done = call_memento("init", tmp_path)
     assert done.returncode == 0, done.stderr
     workflow = (tmp_path / ".github" / "workflows" / "memento.yml").read_text(encoding="utf-8")
 

@@ -14,19 +14,7 @@ from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError
 from testing.repos import commit_all, git, init_repo
 
-
-@pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This machine's git configuration and GIT_* variables stay out: gitrun runs git in
-    this process's environment."""
-    home = tmp_path_factory.mktemp("home")
-    for key in list(os.environ):
-        if key.startswith("GIT_") and not key.startswith("GIT_PYTHON_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 @pytest.fixture

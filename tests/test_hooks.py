@@ -21,7 +21,7 @@ import yaml
 from pre_commit.clientlib import load_manifest
 
 from testing.cli import run_memento
-from testing.repos import IDENTITY, commit_all, git, init_repo
+from testing.repos import commit_all, git, git_env, init_repo, write
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
@@ -55,21 +55,6 @@ BAD_HEADING = "6: error: malformed module heading"
 NOTE_FOR_UNKNOWN_TASK = "# Human notes\n\n### [NOTE] 2025-01-15T15:00:00Z → T-999\nUse the API.\n"
 MALFORMED_NOTE = "# Human notes\n\n### [NOTE] yesterday T-101\nUse the API.\n"
 BAD_NOTE = "3: error: malformed note header"
-
-
-def write(repo: Path, name: str, text: str) -> Path:
-    path = repo / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def git_env(**extra: str) -> dict[str, str]:
-    """The environment of a user's `git commit`, cut off from this machine's git config."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(IDENTITY, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, NO_COLOR="1")
-    env.update(extra)
-    return env
 
 
 def run(

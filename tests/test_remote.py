@@ -31,7 +31,7 @@ from memento_gh.remote import (
     use_bot_identity,
 )
 from memento_gh.workspace import Workspace
-from testing.repos import GitHttpServer, bare_repo, clone, commit_all, git, git_shim
+from testing.repos import GitHttpServer, bare_repo, clone, commit_all, git, git_shim, write
 
 TOKEN = "ghs_S3cretT0kenForTheTests000000000000"
 HEADER = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
@@ -43,24 +43,7 @@ PLAN = (
 TICK_MESSAGE = "memento: complete T-101 Set up the schema\n\nMemento-Task: T-101\nMemento-Tick: 7\n"
 
 
-@pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This machine's git configuration and GIT_* variables stay out: the code under test
-    runs git in this process's environment."""
-    home = tmp_path_factory.mktemp("home")
-    for key in list(os.environ):
-        if key.startswith("GIT_") and not key.startswith("GIT_PYTHON_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return home
-
-
-def write(root: Path, name: str, text: str) -> None:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def sha(repo: Path, ref: str) -> str:

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import os
 import signal
+from datetime import timedelta
 from pathlib import Path
+
+import pytest
 
 from testing.cli import run_memento
 from testing.repos import clone
 from testing.workers import Pool, finish, pool_plan, task_ids, wait_for
+
+pytestmark = pytest.mark.slow
 
 TIMEOUT = 300
 
@@ -61,7 +66,9 @@ def assert_pool_finished(pool: Pool, folder: Path, tasks: list[str]) -> None:
 
 def test_four_workers_complete_forty_parallel_tasks_each_exactly_once(tmp_path: Path) -> None:
     tasks = task_ids(40)
-    pool = Pool(tmp_path, pool_plan([(40, True)]), 4, agent_seconds=0.2)
+    # The first agent run waits for a second to start: on a busy machine two runs of 0.2s
+    # need not meet by chance, but they must be able to.
+    pool = Pool(tmp_path, pool_plan([(40, True)]), 4, agent_seconds=0.2, meet_seconds=30)
 
     outputs = pool.run_all(TIMEOUT)
 
@@ -79,7 +86,9 @@ def test_a_killed_workers_task_is_reclaimed_after_the_stale_timeout_and_done_onc
     tmp_path: Path,
 ) -> None:
     tasks = task_ids(40)
-    plan = pool_plan([(40, True)], stale_lock_timeout="4s")
+    # A stale_lock_timeout no live worker's claim reaches on a busy machine: the victim's
+    # claim is made older than that instead, as if its worker had died long ago.
+    plan = pool_plan([(40, True)], stale_lock_timeout="10min")
     pool = Pool(tmp_path, plan, 4, agent_seconds=0.2)
     # Worker 1's agent hangs; it is killed, memento and agent, once its claim has landed.
     doomed = pool.start(1, env={"SLEEPY_SECONDS": "600"})
@@ -90,6 +99,7 @@ def test_a_killed_workers_task_is_reclaimed_after_the_stale_timeout_and_done_onc
     doomed.communicate()
     for line in pool.log.read_text(encoding="utf-8").splitlines():
         os.kill(int(line.split()[2]), signal.SIGKILL)  # the only run so far: the hung agent
+    pool.age_claim(victim, timedelta(minutes=11))
     others = [pool.start(index) for index in (2, 3, 4)]
 
     outputs = [finish(process, TIMEOUT) for process in others]

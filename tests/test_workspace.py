@@ -6,7 +6,6 @@ reads the outcome back with the git command line: files on disk, the index, the 
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -23,36 +22,18 @@ from memento_gh.workspace import (
     init_repository,
     start_status,
 )
-from testing.repos import commit_all, git, git_fingerprint, init_repo, tree_status
+from testing.repos import commit_all, git, git_fingerprint, init_repo, tree_status, write
 
 APP = b"one\ntwo\nthree\n"
 LOGO = bytes(range(256)) * 4  # NUL bytes: binary to git
 README = b"# demo\r\nwindows line endings\r\n"
 
 
-def write(root: Path, name: str, data: str | bytes) -> Path:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    return path
-
-
 def make_executable(path: Path) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-@pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This machine's git configuration and any GIT_* variables (a hook running pytest sets
-    GIT_INDEX_FILE) stay out: Workspace runs git in this process's environment."""
-    home = tmp_path_factory.mktemp("home")
-    for key in list(os.environ):
-        if key.startswith("GIT_") and not key.startswith("GIT_PYTHON_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 @pytest.fixture

@@ -47,6 +47,9 @@ Actions (one JSON object each; paths are relative to the repository unless absol
 - ``{"spawn_sleeper": PIDFILE}``: double-fork a grandchild that stays in the process group
   and sleeps for an hour (it keeps an ignored SIGTERM); its pid is written to PIDFILE;
 - ``{"sleep": SECONDS}``: sleep (use a large number for "forever");
+- ``{"wait_for": PATH, "seconds": SECONDS}``: wait until the file exists, at most SECONDS
+  (default 60), then go on either way: a test makes the agent outlast something it waits
+  for, however busy the machine, instead of sleeping a guess;
 - ``{"exit": CODE}``: stop here with that exit code (e.g. 3 for a crash).
 """
 
@@ -167,6 +170,8 @@ def _perform(action: dict[str, Any], prompt: Path) -> int | None:
         _spawn_sleeper(_path(action["spawn_sleeper"]))
     elif "sleep" in action:
         time.sleep(float(action["sleep"]))
+    elif "wait_for" in action:
+        _wait_for(Path(action["wait_for"]), float(action.get("seconds", 60)))
     elif "exit" in action:
         sys.stdout.flush()
         return int(action["exit"])
@@ -174,6 +179,12 @@ def _perform(action: dict[str, Any], prompt: Path) -> int | None:
         print(f"fake agent: unknown action {action}", file=sys.stderr)
         return 2
     return None
+
+
+def _wait_for(path: Path, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _path(name: str) -> Path:

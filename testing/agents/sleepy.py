@@ -5,6 +5,11 @@ Usage: ``sleepy.py TASK_ID REPO``. It sleeps ``SLEEPY_SECONDS`` (default 0), wri
 ``out/<TASK_ID>.txt`` in REPO, and appends ``start`` and ``end`` lines (task, pid, time) to
 the file ``SLEEPY_LOG`` names, outside every repository: the pool's tests count each
 task's executions, and check which ran at the same time, from that log.
+
+With ``SLEEPY_MEET`` set to a number of seconds, a run that finds itself the only one in
+the log so far waits, at most that long, for a second run to start before it sleeps: on a
+machine too busy for two short runs to meet by chance, the first two runs of a pool still
+run at the same time, as long as the pool lets a second worker start a task meanwhile.
 """
 
 from __future__ import annotations
@@ -29,12 +34,26 @@ def log(event: str, task_id: str) -> None:
         os.close(descriptor)
 
 
+def wait_for_a_second_run(seconds: float) -> None:
+    """Return once the log holds two starts, or after ``seconds``."""
+    path = Path(os.environ["SLEEPY_LOG"])
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        starts = path.read_text(encoding="utf-8").count("start ")
+        if starts >= 2:
+            return
+        time.sleep(0.02)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print("usage: sleepy.py TASK_ID REPO", file=sys.stderr)
         return 2
     task_id, repo = argv[1], Path(argv[2])
     log("start", task_id)
+    meet = os.environ.get("SLEEPY_MEET")
+    if meet:
+        wait_for_a_second_run(float(meet))
     time.sleep(float(os.environ.get("SLEEPY_SECONDS", "0")))
     out = repo / "out"
     out.mkdir(exist_ok=True)

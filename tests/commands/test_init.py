@@ -21,7 +21,7 @@ from memento_gh.scaffold import (
     gitignore_with_ours,
     plan_scaffold,
 )
-from testing.cli import run_memento
+from testing.cli import call_memento
 from testing.repos import init_repo
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def init(
     *args: str | Path, before: tuple[str | Path, ...] = (), cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``memento [before...] init [args...]``, which must succeed."""
-    done = run_memento(*before, "init", *args, cwd=cwd)
+    done = call_memento(*before, "init", *args, cwd=cwd)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -87,13 +87,13 @@ def test_a_missing_folder_is_created(tmp_path: Path) -> None:
 
 def test_the_new_plan_validates_without_a_word(tmp_path: Path) -> None:
     init(tmp_path)
-    done = run_memento("-C", tmp_path, "validate")
+    done = call_memento("-C", tmp_path, "validate")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_status_reads_the_new_plan(tmp_path: Path) -> None:
     init(tmp_path)
-    done = run_memento("-C", tmp_path, "status", "--json")
+    done = call_memento("-C", tmp_path, "status", "--json")
     assert done.returncode == 0, done.stderr
     status = json.loads(done.stdout)
     assert (status["total"], status["completed"], status["pending"]) == (2, 0, 2)
@@ -315,7 +315,7 @@ def test_dash_c_sets_the_folder_path_is_relative_to(tmp_path: Path) -> None:
     assert (tmp_path / "outer/inner/docs/MASTER_PLAN.md").is_file()
     assert not (tmp_path / "inner").exists()
     assert "memento -C outer/inner validate" in done.stdout
-    assert run_memento("-C", tmp_path / "outer/inner", "validate").returncode == 0
+    assert call_memento("-C", tmp_path / "outer/inner", "validate").returncode == 0
 
 
 def test_plan_dir_puts_the_plan_files_elsewhere(tmp_path: Path) -> None:
@@ -324,7 +324,7 @@ def test_plan_dir_puts_the_plan_files_elsewhere(tmp_path: Path) -> None:
     assert (tmp_path / "planning/MASTER_PLAN.md").is_file()
     assert not (tmp_path / "docs/MASTER_PLAN.md").exists()
     assert "--plan-dir planning validate" in done.stdout
-    checked = run_memento("-C", tmp_path, "--plan-dir", "planning", "validate")
+    checked = call_memento("-C", tmp_path, "--plan-dir", "planning", "validate")
     assert (checked.returncode, checked.stdout, checked.stderr) == (0, "", "")
     [step] = [s for s in workflow(tmp_path)["jobs"]["memento"]["steps"] if s.get("id") == "memento"]
     assert step["with"]["plan-dir"] == "planning"
@@ -345,7 +345,7 @@ def test_plan_dir_puts_the_plan_files_elsewhere(tmp_path: Path) -> None:
 def test_bad_options_are_one_line_errors(
     tmp_path: Path, before: tuple[str, ...], after: tuple[str, ...], fragment: str
 ) -> None:
-    done = run_memento(*before, "init", tmp_path, *after)
+    done = call_memento(*before, "init", tmp_path, *after)
 
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
@@ -357,7 +357,7 @@ def test_bad_options_are_one_line_errors(
 def test_a_file_as_path_is_a_one_line_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
 
-    done = run_memento("init", tmp_path / "notes.txt")
+    done = call_memento("init", tmp_path / "notes.txt")
 
     assert done.returncode == 1
     assert done.stdout == ""
@@ -370,7 +370,7 @@ def test_a_file_as_path_is_a_one_line_error(tmp_path: Path) -> None:
 def test_a_file_in_the_way_of_a_folder_is_a_one_line_error(tmp_path: Path) -> None:
     (tmp_path / ".memento").write_text("not a folder\n", encoding="utf-8")
 
-    done = run_memento("init", tmp_path)
+    done = call_memento("init", tmp_path)
 
     assert done.returncode == 1
     [line] = done.stderr.splitlines()

@@ -1,5 +1,5 @@
-"""``memento memory`` and ``memento learn`` through the real command line, on real git
-repositories made by ``memento init``."""
+"""``memento memory`` and ``memento learn`` through their command line (run in the test's
+process, ``testing.cli.call_memento``), on real git repositories made by ``memento init``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from memento_gh.formats.memory import DECISION, parse_memory
 from memento_gh.formats.state import parse_state
-from testing.cli import run_memento
+from testing.cli import call_memento
 from testing.repos import commit_all, git, init_repo
 
 DECISIONS = "docs/memory/decisions.md"
@@ -37,7 +37,7 @@ RECORD_KEYS = {
 def repo(tmp_path: Path) -> Path:
     """A git repository with memento's files from ``memento init``, all committed."""
     root = init_repo(tmp_path / "repo")
-    done = run_memento("init", "--name", "Shop", cwd=root)
+    done = call_memento("init", "--name", "Shop", cwd=root)
     assert done.returncode == 0, done.stderr
     (root / "docs/adr").mkdir()
     (root / "docs/adr/001-sessions.md").write_text("# Sessions in Redis\n", encoding="utf-8")
@@ -47,7 +47,7 @@ def repo(tmp_path: Path) -> Path:
 
 def memento(repo: Path, *args: str) -> str:
     """Run memento, which must succeed with nothing on stderr; its stdout."""
-    done = run_memento(*args, cwd=repo)
+    done = call_memento(*args, cwd=repo)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     return done.stdout
 
@@ -82,7 +82,7 @@ def test_init_writes_the_state_and_empty_memory_files_which_validate(repo: Path)
     for name in ("known-issues", "decisions", "preferences"):
         text = (repo / f"docs/memory/{name}.md").read_text(encoding="utf-8")
         assert text.startswith("# ") and "<!--" in text
-    assert run_memento("validate", cwd=repo).stdout == ""
+    assert call_memento("validate", cwd=repo).stdout == ""
     assert git(repo, "status", "--porcelain") == ""
 
 
@@ -94,7 +94,7 @@ def test_init_describes_the_plan_it_keeps_not_its_example(tmp_path: Path) -> Non
         "- [ ] `A-1` Mine\n  - verify: `true`\n  - context_files: [x]\n",
         encoding="utf-8",
     )
-    assert run_memento("init", cwd=root).returncode == 0
+    assert call_memento("init", cwd=root).returncode == 0
     state = parse_state((root / "docs/STATE.md").read_text(encoding="utf-8"))
     assert state["Mode"] == "paused"
     assert state["Plan"] == "docs/MASTER_PLAN.md (MASTER_PLAN: Mine)"
@@ -178,7 +178,7 @@ def test_a_decision_is_recorded_committed_and_listed(repo: Path) -> None:
         "    T-101 · module docs · confidence medium · verified " in listed
         and "evidence: file `docs/adr/001-sessions.md`" in listed
     )
-    assert run_memento("validate", cwd=repo).stdout == ""
+    assert call_memento("validate", cwd=repo).stdout == ""
 
 
 def test_the_same_topic_again_updates_its_record(repo: Path) -> None:
@@ -262,7 +262,7 @@ def test_bad_input_is_a_sentence_and_changes_nothing(
     (repo.parent / "outside.md").write_text("x\n", encoding="utf-8")
     before = (repo / DECISIONS).read_bytes()
 
-    done = run_memento(*args, cwd=repo)
+    done = call_memento(*args, cwd=repo)
 
     assert (done.returncode, done.stdout) == (code, "")
     assert message in done.stderr
@@ -275,7 +275,7 @@ def test_a_file_with_an_unclosed_fence_is_not_written(repo: Path) -> None:
     broken = (repo / DECISIONS).read_text(encoding="utf-8") + "\n```\n"
     (repo / DECISIONS).write_text(broken, encoding="utf-8")
 
-    done = run_memento(*LEARN, "--evidence-cmd", "x", cwd=repo)
+    done = call_memento(*LEARN, "--evidence-cmd", "x", cwd=repo)
 
     assert done.returncode == 1
     assert done.stderr.startswith(f"memento: error: {DECISIONS}:5: this code fence")
@@ -292,7 +292,7 @@ def test_a_file_with_other_changes_is_written_but_not_committed(repo: Path) -> N
 
 
 def test_outside_git_the_lesson_is_written_and_not_committed(tmp_path: Path) -> None:
-    assert run_memento("init", cwd=tmp_path).returncode == 0
+    assert call_memento("init", cwd=tmp_path).returncode == 0
     out = memento(tmp_path, *LEARN, "--evidence-cmd", "x")
     assert out.endswith("(new record) (not a git repository: not committed)\n")
 
@@ -335,7 +335,7 @@ def test_stale_records_are_flagged_then_archived_and_committed(repo: Path) -> No
     assert " Old" not in memento(repo, "memory")
     assert " Old [archived]\n" in memento(repo, "memory", "--all")
     assert "nothing to archive" in memento(repo, "memory", "--archive")
-    assert run_memento("validate", cwd=repo).stdout == ""
+    assert call_memento("validate", cwd=repo).stdout == ""
 
 
 def test_memory_stale_after_comes_from_the_plan(repo: Path) -> None:
@@ -368,7 +368,7 @@ def test_validate_reports_broken_memory_files_at_their_lines(repo: Path) -> None
         "# Preferences\n\n**Preference**: tabs\n", encoding="utf-8"
     )
 
-    done = run_memento("validate", cwd=repo)
+    done = call_memento("validate", cwd=repo)
 
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
@@ -379,7 +379,7 @@ def test_validate_reports_broken_memory_files_at_their_lines(repo: Path) -> None
         "docs/memory/preferences.md:3: error: this field belongs to no preference; put a "
         "'## title' heading (after a '---' line) above it",
     ]
-    alone = run_memento("validate", "docs/memory/preferences.md", cwd=repo)
+    alone = call_memento("validate", "docs/memory/preferences.md", cwd=repo)
     assert (alone.returncode, alone.stdout.count("\n")) == (1, 1)
 
     data = memory_json(repo)

@@ -1,6 +1,7 @@
 """``memento schedule install|remove|show``: the crontab line that ticks a repository.
 
-Every test runs the real CLI in a subprocess on a real git repository. The crontab is a file
+Every test runs the real command line (in the test's process, ``Project.memento``) on a real
+git repository. The crontab is a file
 named by ``--crontab`` or ``$MEMENTO_CRONTAB`` (never the real user's), or, for the
 ``crontab -l`` / ``crontab -`` path, a small fake ``crontab`` executable that keeps its table
 in a file. The line installed is then run as cron would run it, by ``sh -c``.

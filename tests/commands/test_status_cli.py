@@ -1,4 +1,5 @@
-"""``memento status`` and ``memento next`` through the real command line."""
+"""``memento status`` and ``memento next`` through their command line (run in the test's
+process, ``testing.cli.call_memento``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.cli import run_memento
+from testing.cli import call_memento
 from testing.plans import DEFAULT_FIELDS, DEFAULT_META, phase_block, plan_text, task_block
 
 MIXED = plan_text(
@@ -69,7 +70,7 @@ def only_task_plan(marker: str, mode: str = "auto", retries: str = "0") -> str:
 def test_status_json_reports_the_numbers(tmp_path: Path) -> None:
     write_plan(tmp_path, MIXED)
 
-    done = run_memento("status", "--json", cwd=tmp_path)
+    done = call_memento("status", "--json", cwd=tmp_path)
 
     assert (done.returncode, done.stderr) == (0, "")
     data = json.loads(done.stdout)
@@ -97,7 +98,7 @@ def test_status_json_keeps_non_ascii_text_readable(tmp_path: Path) -> None:
         tmp_path, plan_text([phase_block(1, "基础", [task_block("T-1", "x")])], title="Café")
     )
 
-    done = run_memento("status", "--json", cwd=tmp_path)
+    done = call_memento("status", "--json", cwd=tmp_path)
 
     assert done.returncode == 0
     assert "基础" in done.stdout
@@ -108,8 +109,8 @@ def test_status_json_keeps_non_ascii_text_readable(tmp_path: Path) -> None:
 def test_next_json_is_the_next_part_of_status(tmp_path: Path) -> None:
     write_plan(tmp_path, MIXED)
 
-    nxt = run_memento("next", "--json", cwd=tmp_path)
-    status = run_memento("status", "--json", cwd=tmp_path)
+    nxt = call_memento("next", "--json", cwd=tmp_path)
+    status = call_memento("status", "--json", cwd=tmp_path)
 
     assert nxt.returncode == 0
     assert json.loads(nxt.stdout) == json.loads(status.stdout)["next"]
@@ -119,7 +120,7 @@ def test_next_json_is_the_next_part_of_status(tmp_path: Path) -> None:
 def test_status_text_names_blocked_and_running_tasks(tmp_path: Path) -> None:
     write_plan(tmp_path, MIXED)
 
-    done = run_memento("status", cwd=tmp_path)
+    done = call_memento("status", cwd=tmp_path)
 
     assert (done.returncode, done.stderr) == (0, "")
     lines = done.stdout.splitlines()
@@ -139,7 +140,7 @@ def test_status_text_names_blocked_and_running_tasks(tmp_path: Path) -> None:
 def test_next_names_the_task(tmp_path: Path) -> None:
     write_plan(tmp_path, MIXED)
 
-    done = run_memento("next", cwd=tmp_path)
+    done = call_memento("next", cwd=tmp_path)
 
     assert (done.returncode, done.stdout) == (0, "T-202 is next (Phase 2: Integration)\n")
 
@@ -170,8 +171,8 @@ def test_next_names_the_task(tmp_path: Path) -> None:
 def test_next_says_why_nothing_runs(tmp_path: Path, plan: str, expected: str) -> None:
     write_plan(tmp_path, plan)
 
-    done = run_memento("next", cwd=tmp_path)
-    status = run_memento("status", cwd=tmp_path)
+    done = call_memento("next", cwd=tmp_path)
+    status = call_memento("status", cwd=tmp_path)
 
     assert (done.returncode, done.stdout, done.stderr) == (0, expected + "\n", "")
     assert status.stdout.splitlines()[-1] == "Next: nothing — " + expected.split(": ", 1)[1]
@@ -182,7 +183,7 @@ def test_dash_c_selects_the_repository(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
 
-    done = run_memento("-C", tmp_path / "repo", "status", "--json", cwd=elsewhere)
+    done = call_memento("-C", tmp_path / "repo", "status", "--json", cwd=elsewhere)
 
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total"] == 6
@@ -192,10 +193,10 @@ def test_plan_dir_option_and_environment_select_the_folder(tmp_path: Path) -> No
     write_plan(tmp_path, only_task_plan("x"), plan_dir="docs")
     write_plan(tmp_path, MIXED, plan_dir="planning")
 
-    default = run_memento("status", "--json", cwd=tmp_path, env={"MEMENTO_PLAN_DIR": ""})
-    option = run_memento("--plan-dir", "planning", "status", "--json", cwd=tmp_path)
-    environ = run_memento("status", "--json", cwd=tmp_path, env={"MEMENTO_PLAN_DIR": "planning"})
-    both = run_memento(
+    default = call_memento("status", "--json", cwd=tmp_path, env={"MEMENTO_PLAN_DIR": ""})
+    option = call_memento("--plan-dir", "planning", "status", "--json", cwd=tmp_path)
+    environ = call_memento("status", "--json", cwd=tmp_path, env={"MEMENTO_PLAN_DIR": "planning"})
+    both = call_memento(
         "--plan-dir", "docs", "status", "--json", cwd=tmp_path, env={"MEMENTO_PLAN_DIR": "planning"}
     )
 
@@ -211,14 +212,14 @@ def test_plan_dir_option_and_environment_select_the_folder(tmp_path: Path) -> No
 def test_dash_c_and_plan_dir_combine(tmp_path: Path) -> None:
     write_plan(tmp_path / "repo", MIXED, plan_dir="planning")
 
-    done = run_memento("-C", tmp_path / "repo", "--plan-dir", "planning", "next", cwd=tmp_path)
+    done = call_memento("-C", tmp_path / "repo", "--plan-dir", "planning", "next", cwd=tmp_path)
 
     assert (done.returncode, done.stdout) == (0, "T-202 is next (Phase 2: Integration)\n")
 
 
 @pytest.mark.parametrize("command", ["status", "next"])
 def test_no_plan_is_a_user_error(tmp_path: Path, command: str) -> None:
-    done = run_memento(command, cwd=tmp_path)
+    done = call_memento(command, cwd=tmp_path)
 
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.startswith("memento: error: ")
@@ -231,7 +232,7 @@ def test_no_plan_is_a_user_error(tmp_path: Path, command: str) -> None:
 def test_a_plan_folder_in_place_of_the_file_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "docs" / "MASTER_PLAN.md").mkdir(parents=True)
 
-    done = run_memento("status", cwd=tmp_path)
+    done = call_memento("status", cwd=tmp_path)
 
     assert done.returncode == 1
     assert done.stderr.startswith("memento: error: ")
@@ -243,9 +244,9 @@ def test_a_plan_with_errors_still_shows_its_status(tmp_path: Path) -> None:
     broken = only_task_plan(" ").replace("  - verify: `true`\n", "", 1)  # T-101 loses verify
     write_plan(tmp_path, broken.replace("- max_retries: 3", "- max_retries: lots"))
 
-    text = run_memento("status", cwd=tmp_path)
-    data = run_memento("status", "--json", cwd=tmp_path)
-    validate = run_memento("validate", cwd=tmp_path)
+    text = call_memento("status", cwd=tmp_path)
+    data = call_memento("status", "--json", cwd=tmp_path)
+    validate = call_memento("validate", cwd=tmp_path)
 
     assert validate.stdout.count(": error: ") == 2
     assert text.returncode == 0
@@ -257,7 +258,7 @@ def test_a_plan_with_errors_still_shows_its_status(tmp_path: Path) -> None:
 def test_one_error_is_one_error(tmp_path: Path) -> None:
     write_plan(tmp_path, only_task_plan(" ").replace("- max_retries: 3", "- max_retries: lots"))
 
-    done = run_memento("status", cwd=tmp_path)
+    done = call_memento("status", cwd=tmp_path)
 
     assert "the plan has 1 error; run `memento validate`" in done.stdout
 
@@ -265,6 +266,6 @@ def test_one_error_is_one_error(tmp_path: Path) -> None:
 def test_a_valid_plan_mentions_no_errors(tmp_path: Path) -> None:
     write_plan(tmp_path, MIXED)
 
-    done = run_memento("status", cwd=tmp_path)
+    done = call_memento("status", cwd=tmp_path)
 
     assert "error" not in done.stdout

@@ -1,4 +1,8 @@
-"""``memento validate`` through the real command line, as a user, a hook or CI runs it."""
+"""``memento validate`` through its command line, as a user, a hook or CI runs it.
+
+A real ``memento`` process where its exit is what a test checks (validate ends its process
+with ``os._exit``: the output must be flushed first, and the exit code be the result's);
+elsewhere the same command line in this process (``testing.cli.call_memento``)."""
 
 from __future__ import annotations
 
@@ -18,8 +22,8 @@ from memento_gh.formats.notes import parse_notes
 from memento_gh.formats.project_map import parse_project_map
 from memento_gh.plan.model import ERROR, WARNING
 from memento_gh.plan.scanner import parse, split_lines
-from testing.cli import run_memento
-from testing.repos import git, init_repo
+from testing.cli import call_memento, run_memento
+from testing.repos import git, init_repo, write
 
 # Line 9 is total_tasks, 10 completed_tasks, 22 the task T-102, 23 its verify line.
 PLAN = """\
@@ -64,13 +68,6 @@ WRONG_TOTAL = PLAN.replace("total_tasks: 3 ", "total_tasks: 4 ")
 PLAN_PATH = "docs/MASTER_PLAN.md"
 PROBLEM_LINE = re.compile(r"(?P<path>[^:]+):(?P<line>\d+): (?P<severity>error|warning): \S.*")
 MISSING_FILE_LINE = re.compile(r"(?P<path>[^:]+): error: \S.*")
-
-
-def write(root: Path, relative: str, content: str | bytes) -> Path:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
-    return path
 
 
 @pytest.fixture
@@ -139,7 +136,7 @@ def test_errors_exit_1_with_one_path_line_severity_message_line_each(repo: Path)
 def test_a_note_for_a_task_the_plan_lacks_is_a_warning_that_says_what_to_do(repo: Path) -> None:
     write(repo, "docs/HUMAN_NOTES.md", NOTES.replace("T-201", "T-999"))
 
-    done = run_memento("validate", "docs/HUMAN_NOTES.md", cwd=repo)
+    done = call_memento("validate", "docs/HUMAN_NOTES.md", cwd=repo)
 
     assert done.returncode == 0
     assert done.stdout == (
@@ -153,9 +150,9 @@ def test_paths_are_shown_as_given_relative_to_the_current_folder(repo: Path) -> 
     elsewhere = repo.parent / "elsewhere"
     elsewhere.mkdir()
 
-    given_relative = run_memento("validate", "docs/MASTER_PLAN.md", cwd=repo)
-    from_parent = run_memento("-C", "repo", "validate", cwd=repo.parent)
-    absolute = run_memento("validate", repo / PLAN_PATH, cwd=elsewhere)
+    given_relative = call_memento("validate", "docs/MASTER_PLAN.md", cwd=repo)
+    from_parent = call_memento("-C", "repo", "validate", cwd=repo.parent)
+    absolute = call_memento("validate", repo / PLAN_PATH, cwd=elsewhere)
 
     assert given_relative.stdout.startswith("docs/MASTER_PLAN.md:9: warning: ")
     assert from_parent.stdout.startswith("repo/docs/MASTER_PLAN.md:9: warning: ")
@@ -166,7 +163,7 @@ def test_paths_are_shown_as_given_relative_to_the_current_folder(repo: Path) -> 
 def test_file_arguments_are_relative_to_the_folder_given_with_C(repo: Path) -> None:
     write(repo, PLAN_PATH, NO_VERIFY)
 
-    done = run_memento("-C", "repo", "validate", "docs/MASTER_PLAN.md", cwd=repo.parent)
+    done = call_memento("-C", "repo", "validate", "docs/MASTER_PLAN.md", cwd=repo.parent)
 
     assert done.returncode == 1
     assert done.stdout.startswith("repo/docs/MASTER_PLAN.md:22: error: T-102 has no 'verify:'")
@@ -175,9 +172,9 @@ def test_file_arguments_are_relative_to_the_folder_given_with_C(repo: Path) -> N
 def test_plan_dir_points_at_another_folder(tmp_path: Path) -> None:
     write(tmp_path, "plans/MASTER_PLAN.md", WRONG_TOTAL)
 
-    default = run_memento("validate", cwd=tmp_path)
-    flag = run_memento("--plan-dir", "plans", "validate", cwd=tmp_path)
-    environment = run_memento("validate", cwd=tmp_path, env={"MEMENTO_PLAN_DIR": "plans"})
+    default = call_memento("validate", cwd=tmp_path)
+    flag = call_memento("--plan-dir", "plans", "validate", cwd=tmp_path)
+    environment = call_memento("validate", cwd=tmp_path, env={"MEMENTO_PLAN_DIR": "plans"})
 
     assert default.returncode == 1
     assert "docs/MASTER_PLAN.md: no plan here" in default.stderr
@@ -190,7 +187,7 @@ def test_plan_dir_points_at_another_folder(tmp_path: Path) -> None:
 
 
 def test_no_plan_is_one_line_that_names_memento_init(tmp_path: Path) -> None:
-    done = run_memento("validate", cwd=tmp_path)
+    done = call_memento("validate", cwd=tmp_path)
 
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
@@ -202,7 +199,7 @@ def test_no_plan_is_one_line_that_names_memento_init(tmp_path: Path) -> None:
 def test_a_named_file_that_is_missing_is_an_error_line_of_its_own(repo: Path) -> None:
     (repo / "docs/HUMAN_NOTES.md").unlink()
 
-    done = run_memento("validate", "docs/MASTER_PLAN.md", "docs/HUMAN_NOTES.md", cwd=repo)
+    done = call_memento("validate", "docs/MASTER_PLAN.md", "docs/HUMAN_NOTES.md", cwd=repo)
 
     assert done.returncode == 1
     assert done.stdout == (
@@ -227,7 +224,7 @@ def test_a_file_that_is_not_utf8_is_named_with_its_line(
 ) -> None:
     write(repo, name, content)
 
-    done = run_memento("validate", cwd=repo)
+    done = call_memento("validate", cwd=repo)
 
     assert done.returncode == 1
     assert (
@@ -241,7 +238,7 @@ def test_a_file_that_is_not_utf8_does_not_stop_the_check_of_the_others(repo: Pat
     write(repo, "docs/PROJECT_MAP.md", b"# PROJECT MAP\n\xff\n")
     write(repo, "docs/HUMAN_NOTES.md", b"# HUMAN NOTES\n\n### [NOTE] yesterday -> T-101\n")
 
-    done = run_memento("validate", cwd=repo)
+    done = call_memento("validate", cwd=repo)
 
     assert done.returncode == 1
     assert "docs/PROJECT_MAP.md:2: error: the file is not valid UTF-8" in done.stdout
@@ -252,7 +249,7 @@ def test_a_file_that_is_not_utf8_does_not_stop_the_check_of_the_others(repo: Pat
 def test_a_file_memento_does_not_know_is_refused_with_the_names_it_knows(repo: Path) -> None:
     write(repo, "README.md", "# hello\n")
 
-    done = run_memento("validate", "README.md", cwd=repo)
+    done = call_memento("validate", "README.md", cwd=repo)
 
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
@@ -264,9 +261,9 @@ def test_a_file_memento_does_not_know_is_refused_with_the_names_it_knows(repo: P
 def test_a_folder_given_as_a_file_is_refused(repo: Path) -> None:
     (repo / "other" / "MASTER_PLAN.md").mkdir(parents=True)
 
-    docs = run_memento("validate", "docs", cwd=repo)
-    named_like_a_plan = run_memento("validate", "other/MASTER_PLAN.md", cwd=repo)
-    fixed = run_memento("validate", "--fix", "other/MASTER_PLAN.md", cwd=repo)
+    docs = call_memento("validate", "docs", cwd=repo)
+    named_like_a_plan = call_memento("validate", "other/MASTER_PLAN.md", cwd=repo)
+    fixed = call_memento("validate", "--fix", "other/MASTER_PLAN.md", cwd=repo)
 
     assert docs.returncode == 1
     assert docs.stderr.startswith("memento: error: docs: memento does not know this file")
@@ -304,7 +301,7 @@ def test_fix_rewrites_only_the_counter_values(repo: Path, eol: str) -> None:
     # the expectation itself replaced both lines
     assert expected.count(b"total_tasks: 3 ") == expected.count(b"completed_tasks: 1 ") == 1
 
-    fixed = run_memento("validate", "--fix", cwd=repo)
+    fixed = call_memento("validate", "--fix", cwd=repo)
 
     assert (repo / PLAN_PATH).read_bytes() == expected
     assert fixed.returncode == 0
@@ -312,16 +309,16 @@ def test_fix_rewrites_only_the_counter_values(repo: Path, eol: str) -> None:
         "docs/MASTER_PLAN.md:9: fixed total_tasks: 3\n"
         "docs/MASTER_PLAN.md:10: fixed completed_tasks: 1\n"
     )
-    again = run_memento("validate", cwd=repo)
+    again = call_memento("validate", cwd=repo)
     assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
 
 
 def test_fix_replaces_a_counter_that_is_not_a_number(repo: Path) -> None:
     write(repo, PLAN_PATH, PLAN.replace("total_tasks: 3 ", "total_tasks: many "))
-    before = run_memento("validate", cwd=repo)
+    before = call_memento("validate", cwd=repo)
     assert before.returncode == 1
 
-    fixed = run_memento("validate", "--fix", cwd=repo)
+    fixed = call_memento("validate", "--fix", cwd=repo)
 
     assert (repo / PLAN_PATH).read_text(encoding="utf-8") == PLAN
     assert (fixed.returncode, fixed.stdout) == (0, "docs/MASTER_PLAN.md:9: fixed total_tasks: 3\n")
@@ -331,7 +328,7 @@ def test_fix_leaves_a_right_plan_alone_and_still_reports_other_problems(repo: Pa
     write(repo, PLAN_PATH, NO_VERIFY.replace("total_tasks: 3 ", "total_tasks: 2 "))
     path = repo / PLAN_PATH
 
-    fixed = run_memento("validate", "--fix", cwd=repo)
+    fixed = call_memento("validate", "--fix", cwd=repo)
 
     assert fixed.returncode == 1
     assert fixed.stdout.splitlines() == [
@@ -342,7 +339,7 @@ def test_fix_leaves_a_right_plan_alone_and_still_reports_other_problems(repo: Pa
     assert path.read_text(encoding="utf-8") == NO_VERIFY
     untouched = path.stat().st_mtime_ns
 
-    again = run_memento("validate", "--fix", cwd=repo)
+    again = call_memento("validate", "--fix", cwd=repo)
 
     assert again.returncode == 1
     assert "fixed" not in again.stdout
@@ -352,7 +349,7 @@ def test_fix_leaves_a_right_plan_alone_and_still_reports_other_problems(repo: Pa
 def test_fix_cannot_be_combined_with_index(repo: Path) -> None:
     write(repo, PLAN_PATH, WRONG_TOTAL)
 
-    done = run_memento("validate", "--fix", "--index", cwd=repo)
+    done = call_memento("validate", "--fix", "--index", cwd=repo)
 
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
@@ -369,8 +366,8 @@ def test_index_checks_what_is_staged_not_the_working_tree(repo: Path) -> None:
     git(repo, "add", "docs")
     write(repo, PLAN_PATH, NO_VERIFY)
 
-    staged = run_memento("validate", "--index", cwd=repo)
-    working = run_memento("validate", cwd=repo)
+    staged = call_memento("validate", "--index", cwd=repo)
+    working = call_memento("validate", cwd=repo)
 
     assert (staged.returncode, staged.stdout, staged.stderr) == (0, "", "")
     assert working.returncode == 1
@@ -379,8 +376,8 @@ def test_index_checks_what_is_staged_not_the_working_tree(repo: Path) -> None:
     git(repo, "add", PLAN_PATH)
     write(repo, PLAN_PATH, PLAN)
 
-    staged = run_memento("validate", "--index", PLAN_PATH, cwd=repo)
-    working = run_memento("validate", PLAN_PATH, cwd=repo)
+    staged = call_memento("validate", "--index", PLAN_PATH, cwd=repo)
+    working = call_memento("validate", PLAN_PATH, cwd=repo)
 
     assert staged.returncode == 1
     assert staged.stdout.startswith("docs/MASTER_PLAN.md:22: error: T-102 has no 'verify:'")
@@ -393,8 +390,8 @@ def test_index_reads_the_staged_map_for_the_module_check(repo: Path) -> None:
     git(repo, "add", "docs")
     write(repo, "docs/PROJECT_MAP.md", MAP + "\n### [MODULE:api]\n")
 
-    staged = run_memento("validate", "--index", PLAN_PATH, cwd=repo)
-    working = run_memento("validate", PLAN_PATH, cwd=repo)
+    staged = call_memento("validate", "--index", PLAN_PATH, cwd=repo)
+    working = call_memento("validate", PLAN_PATH, cwd=repo)
 
     assert staged.stdout.startswith(
         "docs/MASTER_PLAN.md:16: warning: [MODULE:api] is not registered in PROJECT_MAP.md"
@@ -405,7 +402,7 @@ def test_index_reads_the_staged_map_for_the_module_check(repo: Path) -> None:
 def test_index_names_a_file_that_is_not_staged(repo: Path) -> None:
     init_repo(repo)
 
-    done = run_memento("validate", "--index", PLAN_PATH, cwd=repo)
+    done = call_memento("validate", "--index", PLAN_PATH, cwd=repo)
 
     assert done.returncode == 1
     assert done.stdout == (
@@ -415,7 +412,7 @@ def test_index_names_a_file_that_is_not_staged(repo: Path) -> None:
 
 
 def test_index_outside_a_git_repository_says_so(repo: Path) -> None:
-    done = run_memento("validate", "--index", cwd=repo)
+    done = call_memento("validate", "--index", cwd=repo)
 
     assert (done.returncode, done.stdout) == (1, "")
     assert "not inside a git repository; run `git init` first" in done.stderr
@@ -428,9 +425,9 @@ def test_index_outside_a_git_repository_says_so(repo: Path) -> None:
 def test_colour_only_when_forced_and_never_with_no_color(repo: Path) -> None:
     write(repo, PLAN_PATH, NO_VERIFY.replace("total_tasks: 3 ", "total_tasks: 4 "))
 
-    plain = run_memento("validate", cwd=repo, env={"NO_COLOR": ""})
-    forced = run_memento("validate", cwd=repo, env={"NO_COLOR": "", "FORCE_COLOR": "1"})
-    refused = run_memento("validate", cwd=repo, env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
+    plain = call_memento("validate", cwd=repo, env={"NO_COLOR": ""})
+    forced = call_memento("validate", cwd=repo, env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+    refused = call_memento("validate", cwd=repo, env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
 
     assert "\033[" not in plain.stdout  # a pipe is not a terminal
     assert "\033[" not in refused.stdout

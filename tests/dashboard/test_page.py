@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from memento_gh.formats.notes import parse_notes
@@ -19,6 +20,8 @@ from testing.browser import Dashboard
 from testing.plans import large_plan
 from testing.ticks import Project, good, make_project
 from tests.dashboard.conftest import ANALYSIS, sample_project, save_artifact
+
+pytestmark = pytest.mark.slow  # a real Chromium
 
 Serve = Callable[[Project], Dashboard]
 

@@ -17,17 +17,9 @@ import pytest
 from memento_gh.engine.process import KEEP_HEAD, run_in_group
 from memento_gh.errors import UserError
 from testing.agents import scripted_argv, scripted_env
+from testing.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (a zombie waiting for its reaper is dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def wait_for(path: Path, seconds: float = 10) -> None:
@@ -118,13 +110,14 @@ def test_the_timeout_kills_the_command_and_the_grandchild_it_left_in_its_group(
     run = fake(prompt, {"print": "working"}, {"spawn_sleeper": str(pidfile)}, {"sleep": 600})
 
     started = time.monotonic()
-    result = run_in_group(run.argv, cwd=tmp_path, env=run.env, timeout=1, grace=3)
+    result = run_in_group(run.argv, cwd=tmp_path, env=run.env, timeout=1, grace=30)
     elapsed = time.monotonic() - started
 
     assert result.timed_out
     assert result.exit_code is None
-    assert 1 <= result.duration < 2
-    assert elapsed < 3.5  # SIGTERM was enough: SIGKILL would have come after 1 + 3 s
+    # Generous upper bounds, for a busy machine: what they tell apart is 30 s away.
+    assert 1 <= result.duration < 15
+    assert elapsed < 20  # SIGTERM was enough: SIGKILL would have come after 1 + 30 s
     assert "working" in result.output
     assert not alive(int(pidfile.read_text()))
 
@@ -140,7 +133,7 @@ def test_a_group_that_ignores_sigterm_is_killed_after_the_grace_period(
     elapsed = time.monotonic() - started
 
     assert result.timed_out
-    assert 1.5 <= elapsed < 6
+    assert 1.5 <= elapsed < 30  # the grace period, then SIGKILL; a busy machine may be slow
     assert not alive(int(pidfile.read_text()))
 
 
@@ -153,8 +146,9 @@ def test_a_background_process_left_behind_by_a_finished_command_is_killed(
     started = time.monotonic()
     result = run_in_group(run.argv, cwd=tmp_path, env=run.env, timeout=30, grace=1)
 
-    # The sleeper holds the output pipe open; the run still ends when the command does.
-    assert time.monotonic() - started < 5
+    # The sleeper holds the output pipe open; the run still ends when the command does (and
+    # not at the timeout, 30 s: the bound leaves a busy machine room).
+    assert time.monotonic() - started < 20
     assert result.exit_code == 0
     assert not result.timed_out
     assert result.output.endswith("done\n")

@@ -10,10 +10,10 @@ A SIGKILLed tick cannot stop its agent or verify (they run in a process group of
 so they outlive it. The next tick must still recover: it stops the dead tick's processes
 before it rolls back their work, so an orphan cannot write into the next tick's change.
 
-After each kill a normal tick must leave: a plan that validates, every commit of before the
-kill in HEAD's history, a clean tree, and the killed task either counted as one failed
-attempt (killed before its success commit) or done (killed after it); more ticks then finish
-the plan.
+After each kill a normal tick (run in the test's own process: ``run_tick``) must leave: a
+plan that validates, every commit of before the kill in HEAD's history, a clean tree, and the
+killed task either counted as one failed attempt (killed before its success commit) or done
+(killed after it); more ticks then finish the plan.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ from memento_gh.plan.model import DONE, PENDING, RUNNING, Task
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
 from testing.agents import Action, scripted_command, scripted_env, write_script
-from testing.cli import run_memento
+from testing.cli import call_memento
 from testing.plans import DEFAULT_META, phase_block, plan_text, task_block
+from testing.processes import group_alive
 from testing.repos import commit_all, git, init_repo
 
 TASKS = ("T-101", "T-102", "T-103")
@@ -101,7 +102,7 @@ def make_project(
     repo = init_repo(tmp_path / "repo")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    done = run_memento("init", ".", "--name", "demo", cwd=repo)
+    done = call_memento("init", ".", "--name", "demo", cwd=repo)
     assert done.returncode == 0, done.stderr
     tasks = []
     for task_id in TASKS:
@@ -150,10 +151,13 @@ def tick_env(
     project: Project, actions: Sequence[Action] | None = None, **extra: str
 ) -> dict[str, str]:
     """The environment of a tick: the agent follows the project's script (or ``actions``,
-    for every task); ``extra`` adds variables (MEMENTO_CRASH_AT, the verify hook)."""
+    for every task); ``extra`` adds variables (MEMENTO_CRASH_AT, the verify hook). The
+    variables a test does not set are empty, which memento and the verify hook read as
+    unset (a tick run in this process would otherwise get this process's values)."""
     env = scripted_env(script=project.script, actions=actions, state=project.scratch / "runs")
-    for name in ("MEMENTO_CRASH_AT", VERIFY_HOOK, "MEMENTO_AGENT", "MEMENTO_AGENT_CMD"):
-        env.pop(name, None)
+    env.update(
+        dict.fromkeys(("MEMENTO_CRASH_AT", VERIFY_HOOK, "MEMENTO_AGENT", "MEMENTO_AGENT_CMD"), "")
+    )
     return {**env, "NO_COLOR": "1", **extra}
 
 
@@ -162,16 +166,9 @@ def tick_argv(*extra: str) -> list[str]:
 
 
 def run_tick(project: Project, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """One normal tick, to its end."""
-    return subprocess.run(
-        tick_argv(*extra),
-        cwd=project.repo,
-        env=tick_env(project, **env),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    """One normal tick, to its end, in this process (nothing kills it)."""
+    argv = ["tick", "--agent-cmd", scripted_command(), *extra]
+    return call_memento(*argv, cwd=project.repo, env=tick_env(project, **env))
 
 
 def start_tick(
@@ -213,21 +210,6 @@ def sigkill(process: subprocess.Popen[str]) -> None:
     assert process.returncode == -signal.SIGKILL
 
 
-def group_alive(group: int) -> bool:
-    """Whether a process that is not a zombie is left in the process group."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            raw = (entry / "stat").read_bytes()
-        except OSError:
-            continue
-        state, _parent, pgrp = raw[raw.rindex(b")") + 2 :].split()[:3]
-        if int(pgrp) == group and state not in (b"Z", b"X"):
-            return True
-    return False
-
-
 # -- reading the repository ------------------------------------------------------------------
 
 
@@ -251,7 +233,7 @@ def status_log(repo: Path) -> str:
 
 
 def assert_valid(repo: Path) -> None:
-    done = run_memento("validate", cwd=repo)
+    done = call_memento("validate", cwd=repo)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
@@ -614,9 +596,11 @@ def test_two_ticks_started_together_run_one_task(
     repo = project.repo
     before = commits(repo)
     agent_runs = project.scratch / "agent-runs"
+    # The winner's agent holds the lock until the loser has given up (it logs the skip),
+    # and for a minute if it never does: however busy the machine, the two overlap.
     slow: list[Action] = [
         {"append": str(agent_runs), "text": "run\n"},
-        {"sleep": 3},
+        {"wait_for": "logs/memento.log", "seconds": 60},
         {"write": "src/T-101.txt", "text": "T-101\n"},
     ]
     env = tick_env(project, slow)
@@ -645,7 +629,7 @@ def test_two_ticks_started_together_run_one_task(
     skipped = [index for index, (out, _) in enumerate(outputs) if "Tick skipped" in out]
     assert len(skipped) == 1, outputs
     loser, winner = skipped[0], 1 - skipped[0]
-    assert ended[loser] < 2.5  # it did not wait for the lock
+    assert ended[loser] < 15  # it did not wait for the lock, held for up to a minute
     assert ended[loser] < ended[winner]
     assert "T-101 success" in outputs[winner][0]
     assert agent_runs.read_text(encoding="utf-8") == "run\n"  # one agent ran, once

@@ -22,7 +22,7 @@ from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from memento_gh.remote import SharedBranch
-from testing.cli import run_memento
+from testing.cli import call_memento, run_memento
 from testing.repos import clone, commit_all, git
 from testing.workers import BRANCH, Pool, pool_plan
 
@@ -293,7 +293,7 @@ def test_tick_push_on_a_detached_head_names_the_fix(pool: Pool) -> None:
     root = pool.clones[0]
     git(root, "checkout", "-q", "--detach")
 
-    done = run_memento("tick", "--push", "--agent-cmd", "true", cwd=root, env=pool.env())
+    done = call_memento("tick", "--push", "--agent-cmd", "true", cwd=root, env=pool.env())
 
     assert done.returncode == 1
     assert "HEAD is detached" in done.stderr and "git switch" in done.stderr
@@ -310,7 +310,7 @@ def test_every_worker_history_entry_names_its_worker(tmp_path: Path) -> None:
 
 
 def test_a_worker_id_that_would_break_the_claim_line_is_refused(pool: Pool) -> None:
-    done = run_memento(
+    done = call_memento(
         "tick", "--worker-id", "two words", "--agent-cmd", "true", cwd=pool.clones[0]
     )
 

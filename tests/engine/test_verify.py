@@ -8,16 +8,9 @@ import time
 from pathlib import Path
 
 from memento_gh.engine.verify import output_head, run_verify
+from testing.processes import alive
 
 ENV = {"PATH": os.environ["PATH"]}
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def test_a_passing_command_passes(tmp_path: Path) -> None:
@@ -77,7 +70,7 @@ def test_the_timeout_stops_the_command_and_its_background_jobs(tmp_path: Path) -
     started = time.monotonic()
     result = run_verify(command, cwd=tmp_path, env=ENV, timeout=1, grace=1)
 
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 30  # the sleeps take 600 s: room for a busy machine
     assert result.timed_out
     assert result.exit_code is None
     assert not result.passed

@@ -9,7 +9,7 @@ import pytest
 
 from memento_gh.errors import UserError
 from memento_gh.github.action import read_settings
-from testing.cli import run_memento
+from testing.cli import call_memento
 
 RUNNER = {
     "MEMENTO_GITHUB_TOKEN": "ghs_test_token_0123456789",
@@ -63,7 +63,7 @@ def test_a_worker_id_is_one_word_the_claimed_field_can_hold(worker_id: str) -> N
 
 
 def test_a_bad_input_stops_memento_github_with_one_line_and_no_traceback(tmp_path: Path) -> None:
-    done = run_memento(
+    done = call_memento(
         "github", cwd=tmp_path, env={**RUNNER, "MEMENTO_WORKERS": "0", "GITHUB_EVENT_NAME": ""}
     )
     assert done.returncode == 1

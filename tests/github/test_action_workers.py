@@ -16,7 +16,7 @@ from testing.action_runs import TOKEN, ActionProject, BusyGitHub, OtherWorker
 from testing.repos import git
 from testing.ticks import good
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 WORKER_2 = {"MEMENTO_WORKERS": "3", "MEMENTO_WORKER_ID": "worker-2"}
 NOTE = {"MEMENTO_COMMAND": "note", "MEMENTO_TEXT": "Use Redis for the sessions."}

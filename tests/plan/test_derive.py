@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +67,7 @@ def edits(draw: st.DrawFn, plan: Plan) -> list[Edit]:
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_derived_plan_is_what_parse_reads(data: st.DataObject) -> None:
@@ -86,6 +88,7 @@ def test_a_derived_plan_is_what_parse_reads(data: st.DataObject) -> None:
     assert as_read(derive.edit(plan, chosen)[1]) == as_read(parse(text))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_claimed_task_is_the_task_parse_reads(data: st.DataObject) -> None:
@@ -206,6 +209,7 @@ def success_edits(plan: Plan, task_id: str) -> list[Edit]:
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_success_written_over_the_unclaimed_plan_gives_the_same_bytes(

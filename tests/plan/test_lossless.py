@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -117,6 +118,7 @@ def assert_reads_back(generated: GeneratedPlan) -> Plan:
 # -- round trip -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_corpus_of_over_2000_generated_lines_reads_back_byte_for_byte() -> None:
     """Each generated plan reads back unchanged, with exactly its real tasks; the plans
     together hold at least 2,000 lines."""
@@ -132,6 +134,7 @@ def test_a_corpus_of_over_2000_generated_lines_reads_back_byte_for_byte() -> Non
     assert sum(lines_checked) >= 2000, f"{sum(lines_checked)} lines in {len(lines_checked)} plans"
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(plans())
 def test_markdown_agrees_with_the_scanner_on_generated_plans(generated: GeneratedPlan) -> None:
@@ -247,6 +250,7 @@ def expected_lines(generated: GeneratedPlan, change: Change) -> tuple[list[str],
     return lines, eols
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_one_edit_changes_only_the_line_it_targets(data: st.DataObject) -> None:
