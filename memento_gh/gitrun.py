@@ -8,6 +8,14 @@ Every command runs with the same safety options, in an environment made in one p
 fails the same way: ``GitError``, a sentence that names the command, the folder and what git
 said. ``run`` gives back what git gave (exit code, stdout, stderr) for callers that read a
 failure as an answer; ``check`` raises for the others; ``start`` does not wait.
+
+The agent runs as the same user as memento and may rewrite any file that user can, so git
+here reads no configuration but the repository's own (which the tick restores after the
+agent): not the user's global files nor the system's, no attributes file of theirs, no hooks,
+no fsmonitor. What memento takes from the user's configuration (an identity, a push's
+credential helper) it asks for by name, with ``user_settings``, before the agent runs. And
+no git process gets a credential from memento's environment: the token reaches only the
+network commands, through the ``env`` their caller passes.
 """
 
 from __future__ import annotations
@@ -18,11 +26,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from memento_gh import credentials
 from memento_gh.errors import UserError
 
-# On every command: no hooks and no fsmonitor command (an agent could have planted either),
-# pathspecs are plain paths (a file may be called `*` or `:x`), and a read never takes the
-# index lock just to refresh it.
+# On every command: no hooks, no fsmonitor command and no attributes file outside the
+# repository (an agent could have planted any of them), pathspecs are plain paths (a file
+# may be called `*` or `:x`), and a read never takes the index lock just to refresh it.
 _SAFE_OPTIONS = (
     "--no-optional-locks",
     "--literal-pathspecs",
@@ -30,7 +39,19 @@ _SAFE_OPTIONS = (
     f"core.hooksPath={os.devnull}",
     "-c",
     "core.fsmonitor=false",
+    "-c",
+    f"core.attributesFile={os.devnull}",
 )
+# Nor any configuration or attributes file of the user's or the system's.
+_ISOLATION = {
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_ATTR_NOSYSTEM": "1",
+}
+#: The commands that talk to a remote: the only ones that may get a credential, from
+#: their caller (``remote.remote_auth_env``), or keep the ways to one that the user's
+#: environment has (an ssh agent, an askpass program).
+NETWORK_COMMANDS = frozenset({"fetch", "ls-remote", "push"})
 # The variables that pass settings to git by number (``git config --help``, GIT_CONFIG_COUNT).
 _NUMBERED_SETTINGS = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 
@@ -68,7 +89,7 @@ def run(
         done = subprocess.run(
             _command(args, config),
             cwd=folder,
-            env=_environment(env or {}, os.environ),
+            env=_environment(env or {}, os.environ, network=args[0] in NETWORK_COMMANDS),
             input=stdin,
             stdin=subprocess.DEVNULL if stdin is None else None,
             capture_output=True,
@@ -108,7 +129,7 @@ def start(folder: Path, *args: str) -> Started:
         child = subprocess.Popen(
             _command(args, ()),
             cwd=folder,
-            env=_environment({}, os.environ),
+            env=_environment({}, os.environ, network=args[0] in NETWORK_COMMANDS),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -116,6 +137,43 @@ def start(folder: Path, *args: str) -> Started:
     except (FileNotFoundError, NotADirectoryError) as error:
         raise _not_started(folder, error) from None
     return Started(child)
+
+
+class Setting(NamedTuple):
+    """One value from the user's git configuration, and the kind of file it came from."""
+
+    scope: str  # "system", "global", "local", "worktree" or "command"
+    key: str  # as git names it: section and key in lower case
+    value: str
+
+
+def user_settings(folder: Path, pattern: str) -> list[Setting]:
+    """Every value of the settings whose names match ``pattern`` (a regular expression, as
+    ``git config --get-regexp`` takes it) in all the configuration the user's own git would
+    read in ``folder``, the global and system files included, in git's order (the last value
+    of a key wins); none when git cannot read it.
+
+    This is the one command that reads the user's and the system's files, and it runs no
+    program. Call it before the agent runs: the agent may rewrite them."""
+    try:
+        done = subprocess.run(
+            ["git", "--no-optional-locks", "config", "-z", "--show-scope", "--get-regexp", pattern],
+            cwd=folder,
+            env=credentials.without_credentials(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except (FileNotFoundError, NotADirectoryError) as error:
+        raise _not_started(folder, error) from None
+    if done.returncode != 0:
+        return []
+    fields = done.stdout.removesuffix(b"\0").split(b"\0")
+    found = []
+    for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
+        key, _, value = os.fsdecode(entry).partition("\n")
+        found.append(Setting(os.fsdecode(scope), key, value))
+    return found
 
 
 class Started:
@@ -158,16 +216,15 @@ def _command(args: Iterable[str], config: Iterable[str]) -> list[str]:
     return ["git", *_SAFE_OPTIONS, *settings, *args]
 
 
-def _environment(extra: Mapping[str, str], base: Mapping[str, str]) -> dict[str, str] | None:
-    """``base`` plus ``extra``; ``extra``'s numbered settings (``GIT_CONFIG_COUNT``,
-    ``GIT_CONFIG_KEY_n``, ``GIT_CONFIG_VALUE_n``) are numbered after those ``base`` already
-    has, so that both apply. None (inherit ``base``) when there is nothing extra."""
-    # Every git process gets its environment here. Isolating git from the user's global and
-    # system configuration is one edit, just below: add GIT_CONFIG_GLOBAL=os.devnull and
-    # GIT_CONFIG_NOSYSTEM=1 to ``extra``. Not yet: a commit takes the user's global identity.
-    if not extra:
-        return None
-    merged = dict(base)
+def _environment(
+    extra: Mapping[str, str], base: Mapping[str, str], *, network: bool = False
+) -> dict[str, str]:
+    """``base`` without credentials (a network command keeps the ways to them), cut off from
+    the user's and the system's configuration, plus ``extra``; ``extra``'s numbered settings
+    (``GIT_CONFIG_COUNT``, ``GIT_CONFIG_KEY_n``, ``GIT_CONFIG_VALUE_n``) are numbered after
+    those ``base`` already has, so that both apply."""
+    merged = credentials.without_credentials(base, openers=network)
+    merged.update(_ISOLATION)
     try:
         offset = max(int(base.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:

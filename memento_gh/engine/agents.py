@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memento_gh import credentials
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import AgentResult
 from memento_gh.errors import UserError
@@ -200,51 +201,10 @@ def _session_id(run: AgentRun) -> str:
 
 # --- environment -------------------------------------------------------------------------
 
-#: GITHUB_* names that describe the run and carry no credential.
-GITHUB_KEEP = frozenset(
-    {
-        "GITHUB_ACTIONS",
-        "GITHUB_API_URL",
-        "GITHUB_BASE_REF",
-        "GITHUB_GRAPHQL_URL",
-        "GITHUB_HEAD_REF",
-        "GITHUB_JOB",
-        "GITHUB_REF",
-        "GITHUB_REF_NAME",
-        "GITHUB_REPOSITORY",
-        "GITHUB_REPOSITORY_OWNER",
-        "GITHUB_RUN_ATTEMPT",
-        "GITHUB_RUN_ID",
-        "GITHUB_RUN_NUMBER",
-        "GITHUB_SERVER_URL",
-        "GITHUB_SHA",
-        "GITHUB_WORKFLOW",
-        "GITHUB_WORKSPACE",
-    }
-)
-#: Prefixes removed outright: the Actions runtime and OIDC tokens, action inputs (which carry
-#: the token input as INPUT_GITHUB-TOKEN), credential helpers and their settings.
-DROP_PREFIXES = (
-    "ACTIONS_",
-    "INPUT_",
-    "GIT_CREDENTIAL_",
-    "GCM_",
-    "SSH_ASKPASS",
-    "GIT_CONFIG_KEY_",
-    "GIT_CONFIG_VALUE_",
-)
-DROP_NAMES = frozenset(
-    {
-        "GIT_ASKPASS",
-        "SSH_AUTH_SOCK",
-        "GIT_CONFIG_COUNT",
-        "GIT_CONFIG_PARAMETERS",
-    }
-)
-_FORGES = frozenset({"GITHUB", "GH", "GITLAB", "GITEA", "FORGEJO", "BITBUCKET", "GIT"})
-_SECRETS = frozenset(
-    {"TOKEN", "PAT", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"}
-)
+#: Git settings passed through the environment (an ``http.extraheader`` with a token, say):
+#: the agent's are replaced by settings that switch credentials off.
+GIT_SETTINGS_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+GIT_SETTINGS_NAMES = frozenset({"GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS"})
 
 
 def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -257,7 +217,11 @@ def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
     actions/checkout stores (for the server's URL). Git config *files* stay as they are: an
     agent can still read a token persisted in ``.git/config``, so check out without one.
     """
-    env = {name: value for name, value in environ.items() if not _carries_credentials(name)}
+    env = {
+        name: value
+        for name, value in credentials.without_credentials(environ).items()
+        if name not in GIT_SETTINGS_NAMES and not name.startswith(GIT_SETTINGS_PREFIXES)
+    }
     servers = {"https://github.com", environ.get("GITHUB_SERVER_URL", "https://github.com")}
     overrides = [("credential.helper", ""), ("http.extraheader", "")]
     overrides += [(f"http.{server.rstrip('/')}/.extraheader", "") for server in sorted(servers)]
@@ -269,16 +233,6 @@ def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
     env["GIT_ASKPASS"] = ""  # set but empty: git then ignores core.askPass and SSH_ASKPASS too
     env["GCM_INTERACTIVE"] = "never"
     return env
-
-
-def _carries_credentials(name: str) -> bool:
-    upper = name.upper()
-    if upper in DROP_NAMES or upper.startswith(DROP_PREFIXES):
-        return True
-    if upper.startswith("GITHUB_") and upper not in GITHUB_KEEP:
-        return True
-    words = set(re.split(r"[_\-.]+", upper))
-    return bool(words & _FORGES) and bool(words & _SECRETS)
 
 
 # --- running -----------------------------------------------------------------------------
