@@ -3,6 +3,8 @@ the task's verify command. Nothing here records anything (``results.py`` does)."
 
 from __future__ import annotations
 
+import contextlib
+
 from memento_gh import files
 from memento_gh.changes import FileChange
 from memento_gh.engine import agents, context, guards, lessons, prompt, verify
@@ -26,13 +28,15 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     started = session.clock()
     workspace = session.workspace
     head = workspace.quick_head()
-    git_files = workspace.git_state()
+    git_before = workspace.snapshot_git()
+    workspace.identity()  # the user's, read now: the agent may rewrite their gitconfig
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
     result = run_agent(session, claim, settings)
     violations = _process_problems(result)
-    pending = workspace.start_status()  # git looks while .git/ and the plan are read
+    # Before git runs again: whatever the agent planted in .git would run, or mislead it.
+    violations += workspace.restore_git(git_before)
+    pending = workspace.start_status()  # git looks while the plan is read
     try:
-        git_changed = workspace.git_state() != git_files
         plan_untouched = session.plan_file.text_on_disk() == claim.text
         after: TreeStatus | None = pending.result()
     finally:
@@ -42,8 +46,6 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         after = None  # taken against the agent's commit: the change is read again below
         if head is not None:
             workspace.reset_soft(head)
-    if git_changed:
-        violations.append("the agent changed git's configuration or hooks under .git/")
     if not plan_untouched:
         violations.append(f"the agent edited {session.plan_file.shown_as}")
     changes = agent_changes(session, plan_untouched, after)
@@ -91,7 +93,8 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
             agent=session.agent,
         )
     finally:
-        prompt_file.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # gone with .git, if the agent took that away
+            prompt_file.unlink()
 
 
 def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:

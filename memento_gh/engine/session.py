@@ -48,7 +48,7 @@ class Session:
         self.say = say
         self.started = clock()
         self.run_tag = os.urandom(16).hex()
-        self.scratch = self.root / ".git" / "memento"
+        self.scratch = workspace.git_dir / "memento"
         self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
         plan_path = layout.plan.resolve().relative_to(self.root.resolve()).as_posix()
         self.plan_file = PlanFile(layout.plan, plan_path)
