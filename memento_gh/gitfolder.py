@@ -20,14 +20,43 @@ from typing import NamedTuple
 
 from memento_gh.errors import UserError
 
-#: What the configuration is made of, in the folder shared by all work trees.
-CONFIG_FILES = ("config", "config.worktree")
+#: What the configuration is made of, in the folder shared by all work trees: a
+#: ``commondir`` or an object store's alternates there would point git somewhere else.
+CONFIG_FILES = (
+    "config",
+    "config.worktree",
+    "commondir",
+    "objects/info/alternates",
+    "objects/info/http-alternates",
+)
 CONFIG_FOLDERS = ("hooks", "info")
-#: Where the refs are, in the shared folder (a work tree's own: HEAD, and refs/ beside it).
-REF_FILES = ("packed-refs",)
+#: Where the refs are, in the shared folder (a work tree's own: HEAD, and refs/ beside it),
+#: and ``shallow``, where history is cut short.
+REF_FILES = ("packed-refs", "shallow")
 REF_FOLDERS = ("refs", "reftable")
 #: A linked work tree's own files besides HEAD: its configuration, and where its folders are.
 OWN_FILES = ("config.worktree", "commondir", "gitdir")
+#: An operation left in progress, in a work tree's own folder: a commit would record a
+#: merge of whatever MERGE_HEAD names, or refuse to commit at all.
+OPERATION_FILES = (
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_AUTOSTASH",
+    "AUTO_MERGE",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "SQUASH_MSG",
+    "BISECT_START",
+    "BISECT_LOG",
+    "BISECT_TERMS",
+    "BISECT_HEAD",
+    "BISECT_EXPECTED_REV",
+    "BISECT_NAMES",
+    "BISECT_ANCESTORS_OK",
+)
+OPERATION_FOLDERS = ("rebase-merge", "rebase-apply", "sequencer")
 
 State = dict[str, bytes]
 
@@ -44,11 +73,14 @@ class Snapshot(NamedTuple):
     dot_git: bytes  # the ``.git`` entry: which file or folder it is, and a file's text
     config: State  # per file below ``common``/``own``: its kind, mode and bytes
     refs: State
+    operations: State
 
 
 def snapshot(folder: GitFolder) -> Snapshot:
     """What the agent must leave as it is: about 20 small files in a fresh clone."""
-    return Snapshot(_dot_git(folder.top), config_state(folder), ref_state(folder))
+    return Snapshot(
+        _dot_git(folder.top), config_state(folder), ref_state(folder), operation_state(folder)
+    )
 
 
 def config_state(folder: GitFolder) -> State:
@@ -59,8 +91,12 @@ def config_state(folder: GitFolder) -> State:
 def ref_state(folder: GitFolder) -> State:
     own = [f"{folder.own}/HEAD"]
     if folder.own != folder.common:
-        own += _walk(f"{folder.own}/refs")
+        own += [f"{folder.common}/HEAD", *_walk(f"{folder.own}/refs")]
     return _state(folder.common, REF_FILES, REF_FOLDERS, own)
+
+
+def operation_state(folder: GitFolder) -> State:
+    return _state(folder.own, OPERATION_FILES, OPERATION_FOLDERS, ())
 
 
 class Restored(NamedTuple):
@@ -69,6 +105,7 @@ class Restored(NamedTuple):
     config: str
     head: str
     refs: str
+    operation: str
 
     def violations(self) -> list[str]:
         return [said for said in self if said]
@@ -84,20 +121,31 @@ def restore(folder: GitFolder, before: Snapshot) -> Restored:
             "tick; memento ran nothing in what is there now. Put the git folder back by hand "
             "(`git status` must show the repository again), then run memento again"
         )
-    config = _put_back(before.config, config_state(folder), _kept(folder))
+    kept = _kept(folder)
+    config = _put_back(before.config, config_state(folder), kept)
     refs_after = ref_state(folder)
-    refs = _put_back(before.refs, refs_after, _kept(folder))
-    if not config and not refs:
-        return Restored("", "", "")
-    config_said = ""
+    refs = _put_back(before.refs, refs_after, kept)
+    operation = _put_back(before.operations, operation_state(folder), kept)
+    if not config and not refs and not operation:
+        return Restored("", "", "", "")
+    config_said = operation_said = ""
     if config:
-        shown = _names(path.removeprefix(folder.common + "/") for path in config)
         config_said = (
-            f"the agent changed git's configuration or hooks under .git/ ({shown}); "
-            "memento put them back as they were"
+            f"the agent changed git's configuration or hooks under .git/ "
+            f"({_relative(folder, config)}); memento put them back as they were"
+        )
+    if operation:
+        operation_said = (
+            f"the agent left a git operation in progress ({_relative(folder, operation)}); "
+            "memento cleared it"
         )
     head_said, refs_said = _ref_changes(folder, before.refs, refs_after) if refs else ("", "")
-    return Restored(config_said, head_said, refs_said)
+    if refs and not head_said and not refs_said:  # a file of git's that names no ref
+        refs_said = (
+            f"the agent changed git's refs ({_relative(folder, refs)}); "
+            "memento put them back as they were"
+        )
+    return Restored(config_said, head_said, refs_said, operation_said)
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -172,9 +220,16 @@ def _dot_git(top: str) -> bytes:
 # -- putting back ---------------------------------------------------------------------------
 
 
+def _relative(folder: GitFolder, paths: Iterable[str]) -> str:
+    """``paths`` named from the git folder they are in."""
+    return _names(
+        path.removeprefix(folder.own + "/").removeprefix(folder.common + "/") for path in paths
+    )
+
+
 def _kept(folder: GitFolder) -> frozenset[str]:
     """The folders that stay, even empty: those git makes and expects."""
-    kept = [*CONFIG_FOLDERS, *REF_FOLDERS, "refs/heads", "refs/tags"]
+    kept = [*CONFIG_FOLDERS, *REF_FOLDERS, "refs/heads", "refs/tags", "objects/info"]
     return frozenset(
         [folder.common, folder.own, f"{folder.own}/refs", *(f"{folder.common}/{n}" for n in kept)]
     )
@@ -279,6 +334,8 @@ def _refs(folder: GitFolder, state: State) -> dict[str, str] | None:
         for root in (folder.own, folder.common):
             if path.startswith(root + "/refs/") or path == f"{root}/HEAD":
                 name = path.removeprefix(root + "/")
+                if root != folder.own and name == "HEAD":
+                    name = "HEAD of the main work tree"
                 if not name.endswith(".lock"):
                     found[name] = data.partition(b"\0")[2].decode("utf-8", "replace").strip()
                 break

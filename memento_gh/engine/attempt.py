@@ -57,6 +57,8 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     )
     violations += [violation.message for violation in found]
     check = None if violations else run_verify(session, claim, settings)
+    if check is not None:  # verify ran the agent's code: it too must leave .git as it was
+        violations += [f"while verify ran, {said}" for said in workspace.restore_git(git_before)]
     return Attempt(tuple(violations), check, result, tuple(changes), started)
 
 

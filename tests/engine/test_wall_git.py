@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from testing.agents import Action, hostile_command, hostile_env
-from testing.ticks import Completed, Project, make_project
+from testing.ticks import Completed, Project, make_project, one_phase, plan_of, task
 
 pytestmark = [pytest.mark.usefixtures("isolated_git"), pytest.mark.timeout(120)]
 
@@ -99,6 +99,9 @@ def test_config_hooks_and_info_the_agent_planted_are_put_back_byte_for_byte_unru
         {"delete": ".git/hooks/pre-push.sample"},
         {"chmod": ".git/hooks/applypatch-msg.sample", "mode": "755"},
         {"write": ".git/hooks/sub/nested", "text": "#!/bin/sh\n"},
+        # git would read objects, then everything, from a folder of the agent's
+        {"write": ".git/objects/info/alternates", "text": f"{tmp_path}/decoy/objects\n"},
+        {"write": ".git/commondir", "text": f"{tmp_path}/decoy\n"},
     ]
 
     done = hostile_tick(project, steps, isolated_git)
@@ -107,6 +110,8 @@ def test_config_hooks_and_info_the_agent_planted_are_put_back_byte_for_byte_unru
     assert "git's configuration" in violations(project)
     assert git_files(project.root) == before
     assert not (hooks / "sub").exists()
+    assert not (project.root / ".git/objects/info/alternates").exists()
+    assert not (project.root / ".git/commondir").exists()
     assert run_by_memento(project) == []
     assert project.dirty() == []
     assert project.marker("T-101") == " "
@@ -187,6 +192,34 @@ def test_a_git_folder_swapped_for_another_repository_stops_the_tick_before_git_r
     assert run_by_memento(project) == []
 
 
+#: The module the agent writes, which verify runs: it plants a filter as it is checked.
+PLANTED_BY_VERIFY = """import pathlib, subprocess
+subprocess.run(["git", "config", "filter.wall.clean", \"\"\"{record} --inject\"\"\"], check=True)
+subprocess.run(["git", "config", "remote.origin.pushurl", "http://127.0.0.1:9/steal"], check=True)
+pathlib.Path(".git/info/attributes").write_text("* filter=wall\\n")
+A = 1
+"""
+
+
+def test_what_the_agents_code_plants_in_git_while_verify_runs_it_is_put_back_unrun(
+    tmp_path: Path, isolated_git: Path
+) -> None:
+    plan = plan_of([one_phase(task("T-101", verify="`python3 src/a.py`"), task("T-102"))])
+    project = make_project(tmp_path, plan)
+    before = git_files(project.root)
+    steps: list[Action] = [{"write": "src/a.py", "text": PLANTED_BY_VERIFY}]
+
+    done = hostile_tick(project, steps, isolated_git)
+
+    assert done.returncode == 0, done.stderr
+    assert "git's configuration" in violations(project)
+    assert git_files(project.root) == before
+    assert run_by_memento(project) == []
+    assert project.marker("T-101") == " "
+    assert not project.ever_committed("src/a.py")
+    assert project.dirty() == []
+
+
 # -- class 5: refs ----------------------------------------------------------------------------
 
 
@@ -210,6 +243,23 @@ REF_ATTACKS = {
     ),
     "new tag": RefAttack([{"git": ["tag", "v9.9"]}], "refs/tags/v9.9"),
     "deleted branch": RefAttack([{"git": ["branch", "-D", "release"]}], "refs/heads/release"),
+    "forged commit left as the merge in progress": RefAttack(
+        [
+            {"git": ["branch", "forged"]},
+            {"forge": "refs/heads/forged", **FORGED},
+            {"git": ["update-ref", "MERGE_HEAD", "refs/heads/forged"]},
+            {"write": ".git/MERGE_MSG", "text": "merge\n"},
+            {"git": ["update-ref", "-d", "refs/heads/forged"]},
+        ],
+        "MERGE_HEAD",
+    ),
+    "rebase and cherry-pick left in progress": RefAttack(
+        [
+            {"write": ".git/rebase-merge/head-name", "text": "refs/heads/main\n"},
+            {"git": ["update-ref", "CHERRY_PICK_HEAD", "HEAD"]},
+        ],
+        "rebase-merge",
+    ),
     "new branch checked out, with a commit": RefAttack(
         [
             {"git": ["checkout", "-q", "-b", "agent-work"]},
@@ -222,7 +272,7 @@ REF_ATTACKS = {
 
 
 @pytest.mark.parametrize("kind", list(REF_ATTACKS))
-def test_every_ref_and_heads_branch_are_put_back_and_the_attempt_fails(
+def test_every_ref_heads_branch_and_operation_are_put_back_and_the_attempt_fails(
     tmp_path: Path, isolated_git: Path, kind: str
 ) -> None:
     attack = REF_ATTACKS[kind]
@@ -240,7 +290,7 @@ def test_every_ref_and_heads_branch_are_put_back_and_the_attempt_fails(
 
     assert done.returncode == 0, done.stderr
     said = violations(project)
-    assert "ref" in said and attack.said in said, said
+    assert attack.said in said, said
     after = refs(project)
     assert after.pop("refs/heads/main") != before.pop("refs/heads/main")  # the bookkeeping
     assert after == before
@@ -265,6 +315,7 @@ def test_a_linked_work_tree_gets_its_shared_config_and_its_own_head_back(
         {"hook": "post-commit"},
         {"git": ["checkout", "-q", "--detach"]},
         {"forge": "refs/heads/side", **FORGED},
+        {"git": ["-C", str(main.root), "symbolic-ref", "HEAD", "refs/heads/side"]},
     ]
 
     done = hostile_tick(project, steps, isolated_git)
