@@ -449,12 +449,17 @@ class Run:
         self.lines.append(f"Refused: {reason}")
 
     def _apply(self, control: Control) -> list[str]:
+        before = Workspace(self.root).head() if control.source else None
         try:
             message = apply_control(self.layout, control, clock=self.clock)
         except UserError as error:
             record_refused(self.layout, control, str(error), clock=self.clock)
             self.lines.append(f"Not applied: {control.action} — {error}")
             return []
+        if before is not None and Workspace(self.root).head() == before:
+            # It changed nothing (a pause while paused), so no commit carries its source:
+            # record that it was read, or a later run would apply it again (after a resume).
+            record_refused(self.layout, control, "it changed nothing", clock=self.clock)
         self.lines.append(f"Applied: {message}")
         return [message]
 

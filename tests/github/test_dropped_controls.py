@@ -236,3 +236,21 @@ def test_a_comment_edited_after_it_was_applied_is_not_applied_again(
 
     assert project.marker("T-101") != "-"
     assert not any(subject.startswith("memento: skip") for subject in project.subjects())
+
+
+def test_a_comment_that_changed_nothing_is_not_applied_again_later(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    project.script({"T-101": good("T-101"), "T-102": good("T-102")})
+    project.run("schedule")
+    project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "pause"})
+    dashboard = dashboard_of(project)
+    # Paused already: the comment's run changes nothing, and says so with a reaction.
+    result = project.run("issue_comment", comment_event(github, dashboard, "/memento pause"))
+    assert result.code == 0, result.said
+
+    project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "resume"})
+    project.run("schedule")
+
+    assert project.plan().settings.tick_mode == "auto"
+    assert project.marker("T-102") == "x"
