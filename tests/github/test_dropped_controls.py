@@ -20,6 +20,7 @@ import pytest
 from memento_gh.github import render
 from testing.action_runs import (
     ActionProject,
+    BusyGitHub,
     RunResult,
     comment_event,
     edit_event,
@@ -254,3 +255,27 @@ def test_a_comment_that_changed_nothing_is_not_applied_again_later(
 
     assert project.plan().settings.tick_mode == "auto"
     assert project.marker("T-102") == "x"
+
+
+def test_a_box_ticked_while_a_run_works_is_left_ticked_for_its_own_run(
+    tmp_path: Path,
+) -> None:
+    with BusyGitHub(REPOSITORY, "ghs_test_token_0123456789") as github:
+        github.set_permission("alice", "admin")
+        project = ActionProject(tmp_path, github)
+        project.script({"T-101": good("T-101"), "T-102": good("T-102")})
+        project.run("schedule")
+        dashboard = dashboard_of(project)
+        paused = tick_box(dashboard["body"], "pause")
+        # alice ticks Pause after the next run has read the dashboard, while it works.
+        github.meanwhile.append(
+            lambda: person(github, "alice").edit_issue(dashboard["number"], body=paused)
+        )
+
+        project.run("schedule")  # it ticks T-102, then writes the dashboard back
+
+        assert project.marker("T-102") == "x"
+        assert len(ticked(github.issue(dashboard["number"])["body"])) == 1  # not overwritten
+        project.run("issues", edit_event(dashboard, paused))  # her edit's own run
+        assert project.plan().settings.tick_mode == "paused"
+        assert ticked(github.issue(dashboard["number"])["body"]) == []
