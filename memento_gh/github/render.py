@@ -588,12 +588,8 @@ def ticked_boxes(body: str | None) -> tuple[Box, ...]:
 def ticked_controls(body: str | None) -> tuple[tuple[Control, ...], bool]:
     """(controls, tick now) from the boxes ticked in a dashboard body, in body order."""
     boxes = ticked_boxes(body)
-    controls: list[Control] = []
-    for box in boxes:
-        control = box.control
-        if control is not None and control not in controls:
-            controls.append(control)
-    return tuple(controls), TICK_BOX in boxes
+    controls = tuple(control for box in boxes if (control := box.control) is not None)
+    return controls, TICK_BOX in boxes
 
 
 def _mode_box(value: str) -> Control | None:
