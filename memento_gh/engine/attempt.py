@@ -121,6 +121,7 @@ def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
         context=gathered,
         lessons=lessons.lessons_for(session.ledger, task, settings, session.clock()),
         max_diff_lines=settings.max_diff_lines,
+        notes_file=layout.notes.relative_to(layout.root).as_posix(),
     )
 
 
