@@ -171,6 +171,15 @@ class Workspace:
         found += [_untracked_change(self.root, path) for path in self._untracked(keep)]
         return sorted(found, key=lambda change: change.path)
 
+    def sizes(self, changes: Iterable[FileChange]) -> dict[str, int]:
+        """The bytes each path that ``changes`` adds or changes holds in the work tree (what
+        a commit would store): a file's length, a link's target name; 0 for a folder."""
+        return {
+            change.path: _size(self.root / change.path)
+            for change in changes
+            if change.kind != DELETED
+        }
+
     def start_status(self) -> PendingStatus:
         """HEAD and every path that differs from it, from a single git process: what a
         tick checks before and after the agent. Renames count as their two paths, and no
@@ -549,6 +558,16 @@ def _count(field: bytes) -> int | None:
 def _untracked_change(root: Path, path: str) -> FileChange:
     lines, binary = _count_lines(root / path)
     return FileChange(path, UNTRACKED, lines, 0, binary)
+
+
+def _size(path: Path) -> int:
+    """The bytes of a file (of a link: the name it holds) in the work tree; 0 for a folder
+    or a path gone since git listed it."""
+    try:
+        found = path.lstat()
+    except OSError:
+        return 0
+    return 0 if stat.S_ISDIR(found.st_mode) else found.st_size
 
 
 def _count_lines(path: Path) -> tuple[int, bool]:

@@ -52,6 +52,8 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         claim.task,
         max_diff_lines=settings.max_diff_lines,
         protected=guards.protected_paths(session.layout.plan_dir),
+        max_file_size=settings.max_file_size,
+        sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
     check = None if violations else run_verify(session, claim, settings)
