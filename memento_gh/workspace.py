@@ -148,6 +148,13 @@ class Workspace:
 
     # -- reading ----------------------------------------------------------------------------
 
+    @property
+    def index_file(self) -> Path | None:
+        """Where git keeps this work tree's index (None: git did not say where its git
+        folder is)."""
+        git_dir = self._repo.git_dir
+        return None if git_dir is None else git_dir / "index"
+
     def head(self) -> str | None:
         """The sha HEAD points at, or None on an unborn branch (no commit yet)."""
         done = gitrun.run(self.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")

@@ -3,9 +3,9 @@ the task's verify command. Nothing here records anything (``results.py`` does)."
 
 from __future__ import annotations
 
-from memento_gh import files
+from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
-from memento_gh.engine import agents, context, guards, lessons, prompt, verify
+from memento_gh.engine import agents, context, guards, hidden, lessons, prompt, verify
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
@@ -28,8 +28,13 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     head = workspace.quick_head()
     git_files = workspace.git_state()
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
+    task_files = hidden.stamp_files(
+        session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file
+    )
+    index = gitindex.KeptIndex(session.root, workspace.index_file)
     result = run_agent(session, claim, settings)
     violations = _process_problems(result)
+    violations += hidden.index_messages(index.put_back())
     pending = workspace.start_status()  # git looks while .git/ and the plan are read
     try:
         git_changed = workspace.git_state() != git_files
@@ -46,7 +51,9 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         violations.append("the agent changed git's configuration or hooks under .git/")
     if not plan_untouched:
         violations.append(f"the agent edited {session.plan_file.shown_as}")
-    changes = agent_changes(session, plan_untouched, after)
+    exposed = hidden.expose(session.root, task_files, head, after.paths if after else ())
+    changes = agent_changes(session, plan_untouched, None if exposed else after)
+    violations += hidden.hidden_messages(exposed, changes)
     found = guards.check_guards(
         changes,
         claim.task,
