@@ -34,7 +34,7 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     index = gitindex.KeptIndex(session.root, workspace.index_file)
     result = run_agent(session, claim, settings)
     violations = _process_problems(result)
-    violations += hidden.index_messages(index.put_back())
+    violations += hidden.index_messages(index.put_back())  # before git reads the index again
     pending = workspace.start_status()  # git looks while .git/ and the plan are read
     try:
         git_changed = workspace.git_state() != git_files
@@ -51,9 +51,8 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         violations.append("the agent changed git's configuration or hooks under .git/")
     if not plan_untouched:
         violations.append(f"the agent edited {session.plan_file.shown_as}")
-    exposed = hidden.expose(session.root, task_files, head, after.paths if after else ())
-    changes = agent_changes(session, plan_untouched, None if exposed else after)
-    violations += hidden.hidden_messages(exposed, changes)
+    changes, hid = _all_changes(session, plan_untouched, after, task_files, head)
+    violations += hid
     found = guards.check_guards(
         changes,
         claim.task,
@@ -65,6 +64,25 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     violations += [violation.message for violation in found]
     check = None if violations else run_verify(session, claim, settings)
     return Attempt(tuple(violations), check, result, tuple(changes), started)
+
+
+def _all_changes(
+    session: Session,
+    plan_untouched: bool,
+    after: TreeStatus | None,
+    task_files: hidden.Stamps,
+    head: str | None,
+) -> tuple[list[FileChange], list[str]]:
+    """The agent's change, including the task's files that git's index hid (made visible to
+    git, so that the guards judge them and a rollback restores them), and the violation
+    that names those."""
+    changes = agent_changes(session, plan_untouched, after)
+    seen = {path for change in changes for path in (change.path, change.old_path) if path}
+    exposed = hidden.expose(session.root, task_files, head, seen)
+    if not exposed:
+        return changes, []
+    changes = agent_changes(session, plan_untouched, None)
+    return changes, hidden.hidden_messages(exposed, changes)
 
 
 def _process_problems(result: AgentResult) -> list[str]:
