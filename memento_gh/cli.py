@@ -61,6 +61,12 @@ def _validate_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="check the versions staged in git's index (for git hooks)",
     )
+    parser.add_argument(
+        "--check-verify",
+        action="store_true",
+        help="also warn where a pending task's verify program is found on PATH inside "
+        "memento's own environment, or not at all (verify runs with memento's PATH)",
+    )
 
 
 def _hook_options(parser: argparse.ArgumentParser) -> None:
