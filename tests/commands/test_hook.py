@@ -15,6 +15,7 @@ import pytest
 from memento_gh.cli import find_command
 from testing.cli import call_memento
 from testing.repos import git, git_env, init_repo, write
+from testing.wheel import install_from_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKOUT_HOOK = ROOT / "hooks" / "pre-commit"
@@ -184,3 +185,25 @@ def test_the_command_is_in_the_table_with_a_capitalised_description() -> None:
     assert command is not None
     assert command.description is not None
     assert command.description[0].isupper()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_memento_of_an_installed_wheel_installs_the_hook(repo: Path, tmp_path: Path) -> None:
+    """The hook comes with the package: nothing of memento's checkout is near this memento."""
+    memento = install_from_wheel(tmp_path / "install") / "memento"
+
+    done = subprocess.run(
+        [memento, "hook", "install"],
+        cwd=repo,
+        env=git_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    installed = repo / ".git" / "hooks" / "pre-commit"
+    assert installed.read_text(encoding="utf-8") == CHECKOUT_HOOK.read_text(encoding="utf-8")
+    assert os.access(installed, os.X_OK)
