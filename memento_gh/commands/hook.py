@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 from importlib import resources
 from pathlib import Path
 
@@ -46,8 +45,7 @@ def install(path: Path, *, force: bool) -> int:
     where = display(path)
     old = _read(path)
     if old is not None and not is_ours(old) and not force:
-        print(f"memento: error: {_not_ours(where, old)}", file=sys.stderr)
-        return 1
+        raise UserError(_not_ours(where, old))
     if old == hook_text():
         print(f"{where}: memento's pre-commit hook is installed and up to date; nothing to change")
         return 0
@@ -123,7 +121,7 @@ def hooks_folder(root: Path) -> Path:
     hooks`` names it with the user's own ``core.hooksPath``. (Every git command memento starts
     sets ``core.hooksPath`` to the null device on its command line, so the user's value is
     read from the other scopes and handed back to git to resolve.)"""
-    if gitrun.run(root, "rev-parse", "--is-inside-work-tree").returncode != 0:
+    if gitrun.output(root, "rev-parse", "--is-inside-work-tree") != "true":
         raise UserError(
             f"{display(root)}: not in a git work tree; run `git init` first, "
             "or pass -C with the repository's folder"

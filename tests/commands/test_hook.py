@@ -149,6 +149,43 @@ def test_install_leaves_another_hook_untouched_and_force_replaces_it(repo: Path)
     assert other.read_text(encoding="utf-8") == packaged_hook()
 
 
+@pytest.mark.timeout(120)
+def test_install_leaves_the_pre_commit_framework_s_hook_and_points_to_its_config(
+    repo: Path, tmp_path: Path
+) -> None:
+    write(repo, ".pre-commit-config.yaml", "repos: []\n")
+    framework = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=repo,
+        env=git_env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home")),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert framework.returncode == 0, framework.stderr
+    theirs = (repo / ".git" / "hooks" / "pre-commit").read_text(encoding="utf-8")
+
+    refused = hook(repo, "install")
+
+    assert refused.returncode == 1
+    assert "pre-commit framework's hook" in refused.stderr
+    assert ".pre-commit-config.yaml" in refused.stderr
+    assert (repo / ".git" / "hooks" / "pre-commit").read_text(encoding="utf-8") == theirs
+
+
+@pytest.mark.timeout(60)
+def test_install_in_a_bare_repository_names_the_fix(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True, timeout=60)
+
+    done = hook(bare, "install")
+
+    assert done.returncode == 1
+    assert "not in a git work tree" in done.stderr
+    assert not (bare / "hooks" / "pre-commit").exists()
+
+
 @pytest.mark.timeout(60)
 def test_uninstall_removes_only_memento_s_hook(repo: Path) -> None:
     installed = repo / ".git" / "hooks" / "pre-commit"
