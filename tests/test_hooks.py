@@ -173,16 +173,15 @@ def without_memento(tmp_path: Path) -> dict[str, str]:
     return git_env(PATH=str(tools))
 
 
-@pytest.fixture(params=["core.hooksPath", "copy"])
+@pytest.fixture(params=["core.hooksPath", "memento hook install"])
 def plain_repo(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A repository with hooks/pre-commit installed the two ways its comment documents."""
     repo = init_repo(tmp_path / "repo")
     if request.param == "core.hooksPath":
         git(repo, "config", "core.hooksPath", str(PLAIN_HOOK.parent))
     else:
-        hooks = repo / git(repo, "rev-parse", "--git-path", "hooks").strip()
-        hooks.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(PLAIN_HOOK, hooks / "pre-commit")
+        done = run_memento("hook", "install", cwd=repo)
+        assert done.returncode == 0, done.stderr
     return repo
 
 
