@@ -31,6 +31,8 @@ BUILTINS = frozenset({
 })
 # fmt: on
 
+MEMENTO = "memento"
+
 Which = Callable[[str], "str | None"]
 
 
@@ -96,6 +98,8 @@ def _own_environment(prefix: str, base_prefix: str, root: Path) -> Path | None:
 
 
 def _program_problem(program: str, found: str | None, own: Path | None) -> str | None:
+    if program == MEMENTO:
+        return None  # memento's own environment is the right one for memento
     if found is None:
         return (
             f"`{program}` is not found on PATH; verify runs with the PATH memento is started "

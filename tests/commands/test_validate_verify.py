@@ -34,8 +34,8 @@ PLAN = f"""# MASTER_PLAN: Demo
   - verify: `{MISSING} --check`
   - context_files: [src/a.py]
 
-- [ ] `T-103` [MODULE:core] Shell words and system tools only
-  - verify: `FOO=1 true && cd src && test -f a.py || exit 1`
+- [ ] `T-103` [MODULE:core] Shell words, system tools and memento itself
+  - verify: `FOO=1 true && cd src && test -f a.py && memento validate || exit 1`
   - context_files: [src/a.py]
 
 - [ ] `T-104` [MODULE:core] The second command of a line
