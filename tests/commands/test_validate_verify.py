@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.engine.verify_path import verify_programs
+from memento_gh.engine.verify_path import path_problems, verify_programs
+from memento_gh.plan.scanner import parse
 from testing.cli import call_memento
 from testing.repos import write
 
@@ -127,3 +128,26 @@ def test_plain_validate_does_not_look_at_path(repo: Path) -> None:
 )
 def test_the_programs_a_verify_line_starts(command: str, programs: list[str]) -> None:
     assert verify_programs(command) == programs
+
+
+def test_memento_installed_in_the_project_s_own_environment_is_not_a_warning(
+    tmp_path: Path,
+) -> None:
+    """``pip install memento-gh`` into the project's ``.venv``: its python is the project's."""
+    project_venv = tmp_path / ".venv"
+    plan = parse(PLAN)
+
+    def which(program: str) -> str:
+        return str(project_venv / "bin" / program)
+
+    inside = path_problems(plan, tmp_path, which=which, prefix=str(project_venv), base_prefix="/")
+    outside = path_problems(
+        plan, tmp_path / "elsewhere", which=which, prefix=str(project_venv), base_prefix="/"
+    )
+
+    assert inside == []
+    assert [problem.message.split(" verify: ")[0] for problem in outside] == [
+        "T-101",
+        "T-102",
+        "T-104",
+    ]
