@@ -174,7 +174,7 @@ def test_the_quick_start_on_your_own_repository_runs_as_written(tmp_path: Path) 
     done = run_block(own, repo, env)
 
     assert done.returncode == 0, done.stdout
-    assert "warning" not in done.stdout  # validate and --check-verify find nothing
+    assert ": warning: " not in done.stdout  # validate and --check-verify find nothing
     log = git(repo, "log", "--format=%s")
     assert log.splitlines()[:2] == [
         "memento: complete T-101 Create docs/HELLO.md with a one-paragraph introduction to shop",
