@@ -31,7 +31,11 @@ from memento_gh.errors import UserError
 
 # On every command: no hooks, no fsmonitor command and no attributes file outside the
 # repository (an agent could have planted any of them), pathspecs are plain paths (a file
-# may be called `*` or `:x`), and a read never takes the index lock just to refresh it.
+# may be called `*` or `:x`), and a read never takes the index lock just to refresh it. A
+# file whose cached data in the index still fits is taken as unchanged: the data compared is
+# all of it, the change time included (an agent can put a file's size and modification time
+# back, never its change time), whatever the repository's configuration says, and no command
+# of memento's marks an entry assume-unchanged.
 _SAFE_OPTIONS = (
     "--no-optional-locks",
     "--literal-pathspecs",
@@ -39,8 +43,9 @@ _SAFE_OPTIONS = (
     f"core.hooksPath={os.devnull}",
     "-c",
     "core.fsmonitor=false",
-    "-c",
-    f"core.attributesFile={os.devnull}",
+    *("-c", f"core.attributesFile={os.devnull}"),
+    *("-c", "core.checkStat=default", "-c", "core.trustctime=true"),
+    *("-c", "core.ignoreStat=false"),
 )
 # Nor any configuration or attributes file of the user's or the system's.
 _ISOLATION = {

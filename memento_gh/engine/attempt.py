@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import contextlib
 
-from memento_gh import files
+from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
-from memento_gh.engine import agents, context, guards, lessons, prompt, verify
+from memento_gh.engine import agents, context, guards, hidden, lessons, prompt, verify
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
@@ -31,10 +31,15 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     git_before = workspace.snapshot_git()
     workspace.identity()  # the user's, read now: the agent may rewrite their gitconfig
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
+    task_files = hidden.stamp_files(
+        session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file
+    )
+    index = gitindex.KeptIndex(session.root, workspace.index_file)
     result = run_agent(session, claim, settings)
     violations = _process_problems(result)
     # Before git runs again: whatever the agent planted in .git would run, or mislead it.
     violations += workspace.restore_git(git_before)
+    violations += hidden.index_messages(index.put_back())  # before git reads the index again
     pending = workspace.start_status()  # git looks while the plan is read
     try:
         plan_untouched = session.plan_file.text_on_disk() == claim.text
@@ -48,18 +53,40 @@ def attempt(session: Session, claim: Claim) -> Attempt:
             workspace.reset_soft(head)
     if not plan_untouched:
         violations.append(f"the agent edited {session.plan_file.shown_as}")
-    changes = agent_changes(session, plan_untouched, after)
+    changes, hid = _all_changes(session, plan_untouched, after, task_files, head)
+    violations += hid
     found = guards.check_guards(
         changes,
         claim.task,
         max_diff_lines=settings.max_diff_lines,
         protected=guards.protected_paths(session.layout.plan_dir),
+        max_file_size=settings.max_file_size,
+        sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
     check = None if violations else run_verify(session, claim, settings)
     if check is not None:  # verify ran the agent's code: it too must leave .git as it was
         violations += [f"while verify ran, {said}" for said in workspace.restore_git(git_before)]
     return Attempt(tuple(violations), check, result, tuple(changes), started)
+
+
+def _all_changes(
+    session: Session,
+    plan_untouched: bool,
+    after: TreeStatus | None,
+    task_files: hidden.Stamps,
+    head: str | None,
+) -> tuple[list[FileChange], list[str]]:
+    """The agent's change, including the task's files that git's index hid (made visible to
+    git, so that the guards judge them and a rollback restores them), and the violation
+    that names those."""
+    changes = agent_changes(session, plan_untouched, after)
+    seen = {path for change in changes for path in (change.path, change.old_path) if path}
+    exposed = hidden.expose(session.root, task_files, head, seen)
+    if not exposed:
+        return changes, []
+    changes = agent_changes(session, plan_untouched, None)
+    return changes, hidden.hidden_messages(exposed, changes)
 
 
 def _process_problems(result: AgentResult) -> list[str]:
@@ -126,6 +153,7 @@ def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
         context=gathered,
         lessons=lessons.lessons_for(session.ledger, task, settings, session.clock()),
         max_diff_lines=settings.max_diff_lines,
+        notes_file=layout.notes.relative_to(layout.root).as_posix(),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 AGENTS_DIR = Path(__file__).resolve().parent
 SCRIPTED = AGENTS_DIR / "scripted.py"
 HOSTILE = AGENTS_DIR / "hostile.py"
+TAMPER = AGENTS_DIR / "tamper.py"
 
 Action = Mapping[str, Any]
 #: A task's entry: a list of actions, or ``{"attempts": [[...], [...]]}``.
@@ -43,6 +44,16 @@ def hostile_env(
     ``home`` (the test's own, never the user's), its planted programs recording to ``record``."""
     spec = {"home": str(home), "record": str(record), "attacker": attacker, "steps": list(steps)}
     return {"MEMENTO_HOSTILE": json.dumps(spec)}
+
+
+def tamper_command() -> str:
+    """The ``--agent-cmd`` template that runs ``tamper.py`` (its steps: ``tamper_env``)."""
+    return f"{shlex.quote(str(TAMPER))} {{prompt_file}}"
+
+
+def tamper_env(steps: Sequence[Action]) -> dict[str, str]:
+    """The variables that tell ``tamper.py`` its steps."""
+    return {"TAMPER_STEPS": json.dumps(list(steps))}
 
 
 def scripted_argv(prompt_file: Path, task_id: str = "*") -> list[str]:
