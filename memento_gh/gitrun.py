@@ -57,6 +57,11 @@ _ISOLATION = {
 #: their caller (``remote.remote_auth_env``), or keep the ways to one that the user's
 #: environment has (an ssh agent, an askpass program).
 NETWORK_COMMANDS = frozenset({"fetch", "ls-remote", "push"})
+#: The user's ``safe.directory`` values, which say that a repository another user owns is
+#: theirs to work in (a container job's checkout): read from their global and system files
+#: the first time git refuses a repository as "dubious", and passed on (``git -c``) from
+#: then on. Empty: not read yet.
+_SAFE_FOLDERS: dict[str, tuple[str, ...]] = {}
 # The variables that pass settings to git by number (``git config --help``, GIT_CONFIG_COUNT).
 _NUMBERED_SETTINGS = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 
@@ -90,6 +95,20 @@ def run(
     ``config`` holds ``key=value`` settings for this command alone (``git -c``); ``env``
     variables to add to the environment (``GIT_CONFIG_*`` entries count after any already
     set); ``timeout`` the seconds to wait before git is killed and ``GitError`` raised."""
+    done = _run(folder, args, config, stdin, env, timeout)
+    if _refused_as_dubious(folder, done):
+        done = _run(folder, args, config, stdin, env, timeout)
+    return done
+
+
+def _run(
+    folder: Path,
+    args: tuple[str, ...],
+    config: Iterable[str],
+    stdin: bytes | None,
+    env: Mapping[str, str] | None,
+    timeout: float | None,
+) -> Ran:
     try:
         done = subprocess.run(
             _command(args, config),
@@ -141,7 +160,7 @@ def start(folder: Path, *args: str) -> Started:
         )
     except (FileNotFoundError, NotADirectoryError) as error:
         raise _not_started(folder, error) from None
-    return Started(child)
+    return Started(child, folder, args)
 
 
 class Setting(NamedTuple):
@@ -184,8 +203,10 @@ def user_settings(folder: Path, pattern: str) -> list[Setting]:
 class Started:
     """A git command that ``start`` started."""
 
-    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+    def __init__(self, child: subprocess.Popen[bytes], folder: Path, args: tuple[str, ...]) -> None:
         self._child = child
+        self._folder = folder
+        self._args = args
         self._done: Ran | None = None
 
     def wait(self) -> Ran:
@@ -193,6 +214,8 @@ class Started:
         if self._done is None:
             out, err = self._child.communicate()
             self._done = Ran(self._child.returncode, out, err)
+            if _refused_as_dubious(self._folder, self._done):
+                self._done = run(self._folder, *self._args)
         return self._done
 
 
@@ -217,8 +240,21 @@ def _sentence(folder: Path, command: str, why: str) -> str:
 
 
 def _command(args: Iterable[str], config: Iterable[str]) -> list[str]:
-    settings = [part for setting in config for part in ("-c", setting)]
+    safe = [f"safe.directory={folder}" for folder in _SAFE_FOLDERS.get("read", ())]
+    settings = [part for setting in (*safe, *config) for part in ("-c", setting)]
     return ["git", *_SAFE_OPTIONS, *settings, *args]
+
+
+def _refused_as_dubious(folder: Path, done: Ran) -> bool:
+    """True when git refused ``folder`` as owned by another user and the user's
+    configuration, read now for the first time, names folders they trust: the command is
+    worth running again."""
+    if "read" in _SAFE_FOLDERS or b"dubious ownership" not in done.stderr:
+        return False
+    found = user_settings(folder, r"^safe\.directory$")
+    trusted = tuple(s.value for s in found if s.scope in ("system", "global", "command"))
+    _SAFE_FOLDERS["read"] = trusted
+    return bool(trusted)
 
 
 def _environment(

@@ -242,3 +242,23 @@ def test_user_settings_gives_every_file_of_the_users_in_gits_order(
         gitrun.Setting("local", "user.name", "Local Name"),
     ]
     assert gitrun.user_settings(repo, r"^no\.such$") == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the repository to another user needs root")
+@pytest.mark.timeout(60)
+def test_a_repository_another_user_owns_works_where_the_users_own_config_trusts_it(
+    repo: Path, tmp_path: Path, isolated_git: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a container job: the checkout belongs to the runner's user, actions/checkout added it
+    # to safe.directory in the global file, and memento runs as root
+    monkeypatch.setattr(gitrun, "_SAFE_FOLDERS", {}, raising=False)
+    (isolated_git / ".gitconfig").write_text(
+        f"[safe]\n\tdirectory = {repo}\n[core]\n\tfsmonitor = {tmp_path / 'absent'}\n"
+    )
+    for path in [repo, *repo.rglob("*")]:
+        os.lchown(path, 4242, 4242)
+
+    assert gitrun.check(repo, "rev-parse", "--show-toplevel").strip() == os.fsencode(repo)
+    started = gitrun.start(repo, "status", "--porcelain")
+    assert started.wait().returncode == 0
+    assert gitrun.check(repo, "status", "--porcelain") == b""
