@@ -20,8 +20,11 @@ network commands, through the ``env`` their caller passes.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -171,25 +174,41 @@ class Setting(NamedTuple):
     value: str
 
 
-def user_settings(folder: Path, pattern: str) -> list[Setting]:
+def user_settings(folder: Path, pattern: str, *, kept: bytes | None = None) -> list[Setting]:
     """Every value of the settings whose names match ``pattern`` (a regular expression, as
     ``git config --get-regexp`` takes it) in all the configuration the user's own git would
     read in ``folder``, the global and system files included, in git's order (the last value
-    of a key wins); none when git cannot read it.
+    of a key wins); none when git cannot read it. ``kept``: the global files' bytes as
+    ``global_config`` read them earlier, to read instead when the files changed since.
 
     This is the one command that reads the user's and the system's files, and it runs no
-    program. Call it before the agent runs: the agent may rewrite them."""
-    try:
-        done = subprocess.run(
-            ["git", "--no-optional-locks", "config", "-z", "--show-scope", "--get-regexp", pattern],
-            cwd=folder,
-            env=credentials.without_credentials(os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
-    except (FileNotFoundError, NotADirectoryError) as error:
-        raise _not_started(folder, error) from None
+    program. Call it before the agent runs (the agent may rewrite them), or keep them."""
+    env = credentials.without_credentials(os.environ)
+    with contextlib.ExitStack() as stack:
+        if kept is not None and kept != global_config():
+            folder_kept = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            (folder_kept / "gitconfig").write_bytes(kept)
+            env["GIT_CONFIG_GLOBAL"] = os.fspath(folder_kept / "gitconfig")
+        try:
+            command = ["git", "--no-optional-locks", "config", "-z", "--show-scope"]
+            done = subprocess.run(
+                [*command, "--get-regexp", pattern],
+                cwd=folder,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=False,
+                timeout=_SETTINGS_TIMEOUT,
+            )
+        except (FileNotFoundError, NotADirectoryError) as error:
+            raise _not_started(folder, error) from None
+        except subprocess.TimeoutExpired:
+            raise UserError(
+                f"git config gave no answer in {_SETTINGS_TIMEOUT} seconds in {folder}: one of "
+                "your git configuration files (~/.gitconfig, ~/.config/git/config, "
+                ".git/config) is not a regular file, or is very large; replace it with a "
+                "regular file, then run memento again"
+            ) from None
     if done.returncode != 0:
         return []
     fields = done.stdout.removesuffix(b"\0").split(b"\0")
@@ -198,6 +217,42 @@ def user_settings(folder: Path, pattern: str) -> list[Setting]:
         key, _, value = os.fsdecode(entry).partition("\n")
         found.append(Setting(os.fsdecode(scope), key, value))
     return found
+
+
+#: Seconds ``user_settings`` waits for git: reading a few small files takes milliseconds.
+_SETTINGS_TIMEOUT = 10
+#: More than any git configuration file of a person's: a larger one is not kept.
+_CONFIG_CAP = 1 << 20
+
+
+def global_config(environ: Mapping[str, str] = os.environ) -> bytes:
+    """The bytes of the user's global git configuration files, in the order git reads them
+    (``$XDG_CONFIG_HOME/git/config``, then ``~/.gitconfig``; ``$GIT_CONFIG_GLOBAL`` alone
+    where set): what an agent could rewrite, kept before it runs for ``user_settings``. A
+    file that is not a regular one, or too large, counts as empty, and nothing blocks."""
+    if environ.get("GIT_CONFIG_GLOBAL"):
+        paths = [environ["GIT_CONFIG_GLOBAL"]]
+    else:
+        home = environ.get("HOME", "")
+        xdg = environ.get("XDG_CONFIG_HOME") or f"{home}/.config"
+        paths = [f"{xdg}/git/config", f"{home}/.gitconfig"]
+    return b"\n".join(_regular_bytes(path) for path in paths)
+
+
+def _regular_bytes(path: str) -> bytes:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _CONFIG_CAP:
+            return b""
+        return os.read(descriptor, _CONFIG_CAP)
+    except OSError:
+        return b""
+    finally:
+        os.close(descriptor)
 
 
 class Started:

@@ -119,15 +119,20 @@ def init_repository(path: Path) -> Workspace:
 
 
 def read_identity(
-    folder: Path, fallback: Iterable[tuple[str, str]] = FALLBACK_IDENTITY
+    folder: Path,
+    fallback: Iterable[tuple[str, str]] = FALLBACK_IDENTITY,
+    *,
+    kept: bytes | None = None,
 ) -> tuple[str, ...]:
     """``Workspace.identity`` of the repository ``folder`` is in: ``key=value`` settings,
-    ``fallback``'s for what the user's configuration does not set.
+    ``fallback``'s for what the user's configuration does not set; from the global files as
+    ``kept`` has them, when given (``gitrun.user_settings``).
 
     Reading runs no program, and the values only ever become names and email addresses in
     commits, so whatever wrote the files (an agent, in an earlier tick) can spoof an author
     but neither run code nor reach a credential through them."""
-    return identity_from(gitrun.user_settings(folder, IDENTITY_SETTINGS), fallback)
+    found = gitrun.user_settings(folder, IDENTITY_SETTINGS, kept=kept)
+    return identity_from(found, fallback)
 
 
 def identity_from(
@@ -181,6 +186,7 @@ class Workspace:
         own = os.fspath(self._repo.git_dir.resolve()) if self._repo.git_dir else common
         self._folder = gitfolder.GitFolder(os.fspath(self.root), common, own)
         self._identity: tuple[str, ...] | None = None
+        self._user_config: bytes | None = None
 
     @property
     def git_dir(self) -> Path:
@@ -271,7 +277,10 @@ class Workspace:
     def snapshot_git(self) -> gitfolder.Snapshot:
         """What an agent must leave as it is in the git folder: the configuration, hooks and
         info/ files, every ref and HEAD, and the .git entry itself. Take it before the
-        agent runs, and ``restore_git`` it after, before git runs again."""
+        agent runs, and ``restore_git`` it after, before git runs again. The user's global
+        git files are kept too, the first time, for ``identity``."""
+        if self._user_config is None:  # an identity is read from them later
+            self._user_config = gitrun.global_config()
         return gitfolder.snapshot(self._folder)
 
     def restore_git(self, before: gitfolder.Snapshot) -> list[str]:
@@ -283,10 +292,10 @@ class Workspace:
         """The ``user``/``author``/``committer`` name and email settings a commit is made
         with: the user's own, from every configuration file git would read (their global
         file included, which no other git command of memento's reads), and memento's
-        fallback for what none sets. Read once: by the tick before the agent runs (it may
-        rewrite the user's files), else when a commit needs it."""
+        fallback for what none sets. Read once, when a commit needs it: from the global files
+        as ``snapshot_git`` found them, before the agent (which may rewrite them) ran."""
         if self._identity is None:
-            self._identity = read_identity(self.root)
+            self._identity = read_identity(self.root, kept=self._user_config)
         return self._identity
 
     # -- changing ---------------------------------------------------------------------------

@@ -262,3 +262,21 @@ def test_a_repository_another_user_owns_works_where_the_users_own_config_trusts_
     started = gitrun.start(repo, "status", "--porcelain")
     assert started.wait().returncode == 0
     assert gitrun.check(repo, "status", "--porcelain") == b""
+
+
+@pytest.mark.timeout(30)
+def test_reading_the_users_settings_never_hangs_on_a_fifo_for_a_gitconfig(
+    repo: Path, isolated_git: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = b"[user]\n\tname = Kept Name\n"
+    (isolated_git / ".gitconfig").write_bytes(kept)
+    assert gitrun.global_config() == b"\n" + kept  # no XDG file, then ~/.gitconfig
+    (isolated_git / ".gitconfig").unlink()
+    os.mkfifo(isolated_git / ".gitconfig")  # whoever opens it to read waits for a writer
+    monkeypatch.setattr(gitrun, "_SETTINGS_TIMEOUT", 0.5)
+
+    assert gitrun.global_config() == b"\n"
+    found = gitrun.user_settings(repo, r"^user\.name$", kept=kept)
+    assert found[0] == gitrun.Setting("global", "user.name", "Kept Name")
+    with pytest.raises(UserError, match=r"not a regular file.*replace it"):
+        gitrun.user_settings(repo, r"^user\.name$")

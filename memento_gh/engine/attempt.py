@@ -29,7 +29,6 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     workspace = session.workspace
     head = workspace.quick_head()
     git_before = workspace.snapshot_git()
-    workspace.identity()  # the user's, read now: the agent may rewrite their gitconfig
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
     task_files = hidden.stamp_files(
         session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file

@@ -359,22 +359,30 @@ def test_a_push_goes_where_the_users_settings_said_before_the_agent_ran(
     assert project.git("--git-dir", str(decoy), "for-each-ref") == ""
 
 
+IDENTITY_ATTACKS: dict[str, list[Action]] = {
+    "rewritten": [
+        {"config": {"user.name": "Hostile", "user.email": "hostile@x"}, "file": "~/.gitconfig"}
+    ],
+    # whoever opens it to read waits for a writer: forever
+    "replaced by a FIFO": [{"delete": "~/.gitconfig"}, {"fifo": "~/.gitconfig"}],
+}
+
+
+@pytest.mark.parametrize("kind", list(IDENTITY_ATTACKS))
 def test_mementos_commits_name_the_user_their_files_named_before_the_agent_ran(
-    tmp_path: Path, isolated_git: Path
+    tmp_path: Path, isolated_git: Path, kind: str
 ) -> None:
     project = make_project(tmp_path)
     project.git("config", "--unset", "user.name")
     project.git("config", "--unset", "user.email")
     (isolated_git / ".gitconfig").write_text("[user]\n\tname = The User\n\temail = user@home\n")
     start = project.head()
-    steps: list[Action] = [
-        WORK,
-        {"config": {"user.name": "Hostile", "user.email": "hostile@x"}, "file": "~/.gitconfig"},
-    ]
+    steps: list[Action] = [WORK, *IDENTITY_ATTACKS[kind]]
 
     done = hostile_tick(project, steps, isolated_git)
 
     assert done.returncode == 0, done.stderr
     assert project.marker("T-101") == "x"  # the user's own file, not the repository's: allowed
+    (isolated_git / ".gitconfig").unlink()  # else the test's own git would read it
     made = project.git("log", "--format=%an <%ae> %cn <%ce>", f"{start}..HEAD").splitlines()
     assert made and set(made) == {"The User <user@home> The User <user@home>"}, made
