@@ -153,6 +153,8 @@ def _entry(entry: ParsedEntry) -> dict[str, Any]:
         "exit_code": entry.exit_code,
         "analysis": entry.error_analysis,
         "violations": fields.get("Guard Violations"),
+        "agent_failure": fields.get("Agent Failure"),
+        "tick_died": fields.get("Tick Died"),
         "files": fields.get("Files Modified"),
         "escalation": entry.escalation,
         "continuation": list(entry.continuation) if entry.continuation else None,

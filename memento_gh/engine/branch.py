@@ -96,7 +96,7 @@ class LocalBranch:
 def record_death(session: Session, task: Task, worker: str | None) -> TaskOutcome:
     """The attempt a dead tick was making counts as failed, under the next tick number."""
     tick = pipeline.next_tick_number(session.plan_file.current)
-    died = Attempt((bookkeeping.DIED,), None, None, (), session.clock())
+    died = Attempt((), None, None, (), session.clock(), tick_died=bookkeeping.DIED)
     return results.fail(session, Claim(task, "", "", tick), died, worker)
 
 
