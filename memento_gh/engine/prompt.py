@@ -218,7 +218,8 @@ def _note_block(note: Note) -> str:
     from memento_gh.formats.notes import GLOBAL
 
     target = "every task (global)" if note.target == GLOBAL else note.target
-    return f"\n\n### Note of {note.time} for {target}\n\n{_quoted(note.body)}"
+    # The file holds the text quoted (memento writes notes so): quote the text, not the quote.
+    return f"\n\n### Note of {note.time} for {target}\n\n{_quoted(note.text)}"
 
 
 def _cut(block: str, room: int, notes_file: str) -> str:
