@@ -101,3 +101,11 @@ class TickResult(NamedTuple):
     tick: int | None
     tasks: tuple[TaskOutcome, ...]
     message: str
+
+    @property
+    def line(self) -> str:
+        """The tick's line for a person: ``tick: ran — T-101 success``. A skip's message
+        says it all already (``Tick skipped: mode=paused; …``)."""
+        if self.status == "skipped":
+            return self.message
+        return f"tick: {self.status} — {self.message}"
