@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-LAST_ATTEMPT_BUDGET = 2048  # engine/prompt.py's
+from memento_gh.engine.prompt import LAST_ATTEMPT_BUDGET
 from testing.cli import call_memento
-from testing.ticks import Project, good, make_project, one_phase, plan_of, task, wrong
 from testing.repos import commit_all, init_repo
+from testing.ticks import Project, good, make_project, one_phase, plan_of, task, wrong
 
 COMMENT = re.compile(r"^- (?P<key>\w+):.*?(?P<comment><!--)")
 
@@ -118,7 +118,7 @@ def test_a_paused_tick_says_so_once(tmp_path: Path) -> None:
 def last_attempt_section(prompt: str) -> str:
     start = prompt.index("## Your last attempt")
     end = prompt.find("\n## ", start + 1)
-    return prompt[start : end if end != -1 else len(prompt)]
+    return prompt[start : end if end != -1 else len(prompt)].rstrip("\n")
 
 
 @pytest.mark.timeout(120)
@@ -144,7 +144,7 @@ def test_a_retrys_prompt_says_why_the_last_attempt_failed(tmp_path: Path) -> Non
     section = last_attempt_section(second.read_text(encoding="utf-8"))
     assert "tick #001" in section
     assert "verify exited with code 1: src/a.py has no A" in section
-    assert "```text\nsrc/a.py has no A\n```" in section
+    assert section.endswith("(exit code 1):\n\n```text\nsrc/a.py has no A\n```")
 
 
 @pytest.mark.timeout(120)

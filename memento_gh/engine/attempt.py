@@ -140,6 +140,8 @@ def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
         lessons=lessons.lessons_for(session.ledger, task, settings, session.clock()),
         max_diff_lines=settings.max_diff_lines,
         notes_file=layout.notes.relative_to(layout.root).as_posix(),
+        last_attempt=lessons.last_attempt(session.ledger, task),
+        status_file=layout.status.relative_to(layout.root).as_posix(),
     )
 
 
