@@ -155,6 +155,7 @@ def _entry(entry: ParsedEntry) -> dict[str, Any]:
         "violations": fields.get("Guard Violations"),
         "agent_failure": fields.get("Agent Failure"),
         "tick_died": fields.get("Tick Died"),
+        "conflict": fields.get("Conflict"),
         "files": fields.get("Files Modified"),
         "escalation": entry.escalation,
         "continuation": list(entry.continuation) if entry.continuation else None,

@@ -203,6 +203,7 @@ def status_entry(
         violations=attempt.violations,
         agent_failure=attempt.agent_failure,
         tick_died=attempt.tick_died,
+        conflict=attempt.conflict,
         cost=attempt.agent.cost if attempt.agent else None,
         log=log,
         escalation=outcome == BLOCKED_OUTCOME,

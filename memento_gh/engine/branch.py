@@ -230,7 +230,7 @@ class PoolBranch:
             return results.succeed(session, claim, attempt, self.worker), attempt
         clash = f"its change no longer applies to {', '.join(paths[:5])}"
         attempt = attempt._replace(
-            violations=(clash + ": another task changed them since the claim",), verify=None
+            conflict=clash + ": another task changed them since the claim", verify=None
         )
         return results.fail(session, claim, attempt, self.worker), attempt
 

@@ -67,7 +67,8 @@ class Attempt(NamedTuple):
 
     Each other reason a run fails has a field of its own, as in its status entry:
     ``agent_failure``, the agent's exit or timeout with its last words; ``tick_died``, the
-    tick running the task died (a later tick records it)."""
+    tick running the task died (a later tick records it); ``conflict``, on a shared branch,
+    the change no longer applies to files another task changed since the claim."""
 
     violations: tuple[str, ...]
     verify: VerifyResult | None
@@ -76,6 +77,7 @@ class Attempt(NamedTuple):
     started: datetime
     agent_failure: str | None = None
     tick_died: str | None = None
+    conflict: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -85,7 +87,7 @@ class Attempt(NamedTuple):
     def failures(self) -> tuple[str, ...]:
         """Every reason besides verify, one sentence each: how the tick or the agent ended
         first, then the rules the change broke."""
-        ended = (self.tick_died, self.agent_failure)
+        ended = (self.tick_died, self.agent_failure, self.conflict)
         return tuple(reason for reason in ended if reason) + self.violations
 
 

@@ -1,7 +1,8 @@
 """Why a task run failed, each reason in its own field of the status entry (first-use issue,
 item 4): an agent that exits non-zero is an "Agent Failure" carrying the last line it said,
-a tick that died is "Tick Died", and "Guard Violations" holds only the rules the change
-broke. Real ticks, real git, fake agents that are real processes."""
+a tick that died is "Tick Died", a change that no longer applies on a shared branch is a
+"Conflict", and "Guard Violations" holds only the rules the change broke. Real ticks, real
+git, fake agents that are real processes."""
 
 from __future__ import annotations
 
@@ -13,9 +14,13 @@ import pytest
 
 from memento_gh.dashboard.snapshot import build
 from memento_gh.engine.agents import last_words
-from memento_gh.formats.status_log import ParsedEntry
+from memento_gh.formats.status_log import ParsedEntry, parse_status
 from testing.agents import AGENTS_DIR
 from testing.ticks import GUARD, Project, good, make_project
+from testing.workers import Pool
+from tests.engine.test_shared import FIRST, RacingBranch, pool, push_edit, tick
+
+__all__ = ["pool"]  # the fixture of a pool of workers sharing a branch
 
 LOGIN = "Not logged in · Please run /login"
 
@@ -155,3 +160,24 @@ def test_the_agents_last_words_are_its_last_line_that_says_something(
     output: str, said: str | None
 ) -> None:
     assert last_words(output) == said
+
+
+@pytest.mark.timeout(120)
+def test_a_change_that_no_longer_applies_is_a_conflict(pool: Pool) -> None:
+    def overwrite(root: Path) -> None:
+        (root / "out" / f"{FIRST}.txt").write_text("a human got there first\n")
+
+    branch = RacingBranch(
+        pool.clones[0], {2: lambda: push_edit(pool, 1, overwrite, "a human writes it")}
+    )
+
+    result = tick(pool, 0, branch)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "failed")]
+    entries = [
+        r for r in parse_status(pool.show("docs/TICK_STATUS.md")) if isinstance(r, ParsedEntry)
+    ]
+    failed = entries[-1]
+    assert failed.task_id == FIRST and failed.outcome == "failed"
+    assert "no longer applies" in failed.fields["Conflict"]
+    assert "Guard Violations" not in failed.fields
