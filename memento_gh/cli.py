@@ -110,8 +110,7 @@ def _schedule_options(parser: argparse.ArgumentParser) -> None:
     remove = actions.add_parser(
         "remove",
         help="take the line out of the crontab",
-        description="Take this repository's line out of the crontab; other lines stay as they "
-        "are.",
+        description="Take this repository's line out of the crontab; other lines stay as they are.",
     )
     show = actions.add_parser(
         "show",

@@ -214,9 +214,10 @@ def breaker_tripped(status_text: str) -> bool:
 
 def alert_text(plan: Plan, status_text: str, now: datetime) -> str | None:
     """``.memento_alert`` while something needs a person (blocked tasks, a tripped breaker);
-    None when nothing does."""
+    None when nothing does. The breaker holds only while the plan it paused stays paused:
+    ``memento resume`` is the person's answer to it."""
     blocked = sum(1 for task in plan.tasks if task.marker == BLOCKED)
-    tripped = breaker_tripped(status_text)
+    tripped = plan.settings.tick_mode == "paused" and breaker_tripped(status_text)
     if not blocked and not tripped:
         return None
     return (
