@@ -206,8 +206,8 @@ def _status(entry: TickEntry) -> str:
     retry, most = entry.retry, entry.max_retries
     if retry is None or most is None:
         return label
-    exceeded = entry.outcome == BLOCKED and retry >= most
-    return f"{label} (retry {retry}/{most}{' — max_retries exceeded' if exceeded else ''})"
+    reached = entry.outcome == BLOCKED and retry >= most
+    return f"{label} (retry {retry}/{most}{' — max_retries reached' if reached else ''})"
 
 
 def _verify(entry: TickEntry) -> list[str]:

@@ -223,7 +223,7 @@ def test_skip_marks_a_task_skipped_and_logs_why(tmp_path: Path, serve: Serve, pa
     plan = project.plan_path.read_text(encoding="utf-8")
     assert "- [-] `T-103` [MODULE:core] Write module C\n" in plan
     assert project.events()[-1] == "Control: T-103 skipped — done by hand"
-    expect(row(page, "T-103")).to_have_attribute("data-group", "completed")
+    expect(row(page, "T-103")).to_have_attribute("data-group", "skipped")
     expect(page.locator("#timeline-list > li").first).to_contain_text("skipped — done by hand")
 
 
@@ -303,4 +303,25 @@ def test_a_thousand_task_plan_renders_and_filters(tmp_path: Path, serve: Serve, 
     page.locator("button[data-filter]", has_text="Blocked").click()
     expect(page.locator("#task-list .task:visible")).to_have_count(1)
     assert visible_ids(page) == ["T-00501"]
-    expect(page.locator("button[data-filter='completed'] .count")).to_have_text("501")
+    expect(page.locator("button[data-filter='completed'] .count")).to_have_text("500")
+    expect(page.locator("button[data-filter='skipped'] .count")).to_have_text("1")
+
+
+@pytest.mark.timeout(180)
+def test_skipped_tasks_have_a_filter_of_their_own_and_are_counted_apart(
+    tmp_path: Path, serve: Serve, page: Page
+) -> None:
+    project = sample_project(tmp_path)
+    assert project.memento("skip", "T-103", "--why", "by hand").returncode == 0
+    open_page(page, serve(project))
+
+    expect(page.locator("#overall-count")).to_have_text("1/4, 1 skipped (50%)")
+    expect(page.locator("#phases li").first).to_contain_text("1/3, 1 skipped · 1 blocked")
+    expect(page.locator("button[data-filter='completed'] .count")).to_have_text("1")
+    expect(page.locator("button[data-filter='skipped'] .count")).to_have_text("1")
+    page.locator("button[data-filter]", has_text="Completed").click()
+    expect(page.locator("#task-list .task:visible")).to_have_count(1)
+    assert visible_ids(page) == ["T-101"]
+    page.locator("button[data-filter]", has_text="Skipped").click()
+    expect(page.locator("#task-list .task:visible")).to_have_count(1)
+    assert visible_ids(page) == ["T-103"]

@@ -87,7 +87,7 @@ Interface mismatch.
 SEED_14 = """\
 ## [2025-01-15T14:45:00Z] Tick #014
 - **Task**: T-201 [MODULE:auth] Connect auth middleware to database
-- **Status**: 🚫 BLOCKED (retry 3/3 — max_retries exceeded)
+- **Status**: 🚫 BLOCKED (retry 3/3 — max_retries reached)
 - **Verify Output**: `TypeError: pool.query is not a function` (exit code 1)
 - **Duration**: 4m10s
 - **Error Analysis**: Recurring interface mismatch. Likely needs Architect to update \
@@ -275,7 +275,7 @@ def field_line(entry: TickEntry, key: str) -> str | None:
         (FAILED, 1, 3, "❌ FAILED (retry 1/3)"),
         (FAILED, None, None, "❌ FAILED"),
         (FAILED, 1, None, "❌ FAILED"),
-        (BLOCKED, 5, 5, "🚫 BLOCKED (retry 5/5 — max_retries exceeded)"),
+        (BLOCKED, 5, 5, "🚫 BLOCKED (retry 5/5 — max_retries reached)"),
         (BLOCKED, None, None, "🚫 BLOCKED"),
         (BLOCKED, 1, 3, "🚫 BLOCKED (retry 1/3)"),  # blocked by hand, not by retries
     ],
