@@ -391,7 +391,7 @@
     }
     const retry = record.retry != null && record.outcome !== "success" ? ` (retry ${record.retry}/${record.max_retries})` : "";
     const part = record.continuation ? ` (${record.continuation[0]}/${record.continuation[1]})` : "";
-    const detail = record.analysis || (record.verify ? record.verify.split("\n")[0] : "");
+    const detail = record.summary;
     const url = /^https?:\/\//.test(record.log_url || "")
       ? `<a href="${esc(record.log_url)}" target="_blank" rel="noopener noreferrer">Run log ↗</a>` : "";
     return `<li class="tick" data-key="${key}" data-outcome="${esc(record.outcome || "")}"><div>` +
