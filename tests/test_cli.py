@@ -433,8 +433,6 @@ MINIMAL_ARGS: dict[str, list[str]] = {
     "learn": ["decision", "db", "Postgres", "--evidence", "README.md"],
     "dashboard": ["--port", "0"],
     "github": [],
-    "hook": ["install"],
-    "doctor": [],
 }
 
 
