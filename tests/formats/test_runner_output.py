@@ -8,6 +8,7 @@ real on a small project, so that a change in what they print shows up here.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -358,7 +359,7 @@ def test_cargo_test_for_real(tmp_path: Path) -> None:
     done = subprocess.run(
         ["cargo", "test", "--offline", "-q"],
         cwd=crate,
-        env={**_environ(), **env},
+        env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -403,9 +404,3 @@ def test_go_test_for_real(tmp_path: Path) -> None:
     assert summary(output, code) == (
         "--- FAIL: TestMean (0.00s) — stats_test.go:7: Mean([1 2 3 4]) = 1, want 2.5"
     )
-
-
-def _environ() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
