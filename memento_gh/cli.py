@@ -61,6 +61,31 @@ def _validate_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="check the versions staged in git's index (for git hooks)",
     )
+    parser.add_argument(
+        "--check-verify",
+        action="store_true",
+        help="also warn where a pending task's verify program is found on PATH inside "
+        "memento's own environment, or not at all (verify runs with memento's PATH)",
+    )
+
+
+def _hook_options(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(title="actions", dest="action", metavar="ACTION", required=True)
+    install = actions.add_parser(
+        "install",
+        help="write the hook into the folder git runs hooks from",
+        description="Write memento's pre-commit hook into this repository's hooks folder "
+        "(core.hooksPath when set). A hook that is not memento's is left as it is.",
+    )
+    install.add_argument(
+        "--force", action="store_true", help="replace a pre-commit hook that is not memento's"
+    )
+    actions.add_parser(
+        "uninstall",
+        help="remove memento's hook (another hook is left as it is)",
+        description="Remove memento's pre-commit hook from this repository's hooks folder; a "
+        "hook that is not memento's is left as it is.",
+    )
 
 
 def _json_option(parser: argparse.ArgumentParser) -> None:
@@ -350,6 +375,15 @@ COMMANDS = (
         description="Leave a note in HUMAN_NOTES.md for the worker of one task (--task T-ID) "
         "or of every task (--global). The worker reads it in its prompt; the note is marked "
         "[NOTE:READ] once its task succeeds.",
+    ),
+    Command(
+        "hook",
+        "install or remove the plain git pre-commit hook that validates the plan files",
+        _hook_options,
+        "memento_gh.commands.hook",
+        description="Install or remove memento's git pre-commit hook, which runs `memento "
+        "validate --index` on the staged plan, map, notes and lesson files (for repositories "
+        "that do not use the pre-commit framework).",
     ),
     Command(
         "demo",
