@@ -433,6 +433,7 @@ MINIMAL_ARGS: dict[str, list[str]] = {
     "learn": ["decision", "db", "Postgres", "--evidence", "README.md"],
     "dashboard": ["--port", "0"],
     "github": [],
+    "hook": ["install"],
 }
 
 
