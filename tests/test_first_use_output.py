@@ -95,7 +95,7 @@ def test_the_demo_keeps_its_columns(tmp_path: Path) -> None:
     assert len(commented) >= 2, look
     assert len(comment_columns(commented)) == 1, "\n".join(commented)
     plan = (folder / "planning/memento/MASTER_PLAN.md").read_text(encoding="utf-8")
-    assert len(set(meta_comment_columns(plan).values())) == 1, plan  # after 11 ticks
+    assert len(set(meta_comment_columns(plan).values())) == 1, plan  # total_ticks went from 9 to 10
 
 
 # -- 14b: a paused tick ---------------------------------------------------------------------
