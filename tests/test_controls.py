@@ -127,6 +127,19 @@ def test_retry_gives_a_blocked_task_its_retries_back(tmp_path: Path) -> None:
     assert trailers(project) == "Memento-Control: retry"
 
 
+def test_retry_on_a_paused_plan_says_it_stays_paused(tmp_path: Path) -> None:
+    # The breaker pauses the plan when too many tasks are blocked; a new user who retries
+    # the blocked task would otherwise wait for ticks that never come.
+    paused = "paused          <!-- auto | paused | stopped -->"
+    project = project_with(tmp_path, task("T-101", "!", retries="3"), tick_mode=paused)
+
+    result = project.memento("retry", "T-101")
+
+    ok(result)
+    assert "still paused" in result.stdout and "memento resume" in result.stdout
+    assert project.plan().settings.tick_mode == "paused"
+
+
 def test_retry_of_a_done_task_is_refused(tmp_path: Path) -> None:
     project = project_with(tmp_path, task("T-101", "x"), task("T-102"))
     head, before = project.head(), project.plan_path.read_bytes()
