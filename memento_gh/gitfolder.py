@@ -67,6 +67,10 @@ class GitFolder(NamedTuple):
     top: str  # the work tree; its ``.git`` is a folder, or a file naming one
     common: str  # config, hooks/, info/, refs/, packed-refs: shared by all work trees
     own: str  # this work tree's HEAD (the same folder as ``common`` but in linked ones)
+    #: Files of the user's that git reads whatever its configuration says: the default
+    #: ``core.excludesFile`` (``~/.config/git/ignore``), where an ignore pattern would hide
+    #: a new file from every ``git status``.
+    user_files: tuple[str, ...] = ()
 
 
 class Snapshot(NamedTuple):
@@ -74,12 +78,17 @@ class Snapshot(NamedTuple):
     config: State  # per file below ``common``/``own``: its kind, mode and bytes
     refs: State
     operations: State
+    user: State  # the user's files of ``GitFolder.user_files``
 
 
 def snapshot(folder: GitFolder) -> Snapshot:
     """What the agent must leave as it is: about 20 small files in a fresh clone."""
     return Snapshot(
-        _dot_git(folder.top), config_state(folder), ref_state(folder), operation_state(folder)
+        _dot_git(folder.top),
+        config_state(folder),
+        ref_state(folder),
+        operation_state(folder),
+        _state("", (), (), folder.user_files),
     )
 
 
@@ -123,6 +132,7 @@ def restore(folder: GitFolder, before: Snapshot) -> Restored:
         )
     kept = _kept(folder)
     config = _put_back(before.config, config_state(folder), kept)
+    config += _put_back_users(before.user, _state("", (), (), folder.user_files))
     refs_after = ref_state(folder)
     refs = _put_back(before.refs, refs_after, kept)
     operation = _put_back(before.operations, operation_state(folder), kept)
@@ -248,6 +258,28 @@ def _put_back(before: State, after: State, kept: frozenset[str]) -> list[str]:
     for path in changed:
         if path not in before:
             _prune(Path(path).parent, before, kept)
+    return changed
+
+
+def _put_back_users(before: State, after: State) -> list[str]:
+    """``_put_back`` for the user's own files: their folders (a link into a dotfiles
+    repository, say) stay as they are, only the file itself is put back or removed."""
+    changed = sorted(
+        path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+    )
+    for path in changed:
+        target = Path(path)
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+        if path in before:
+            header, _, content = before[path].partition(b"\0")
+            if header.startswith(b"file "):
+                target.write_bytes(content)
+                target.chmod(int(header.split(b" ")[1], 8))
+            elif header == b"link":
+                target.symlink_to(os.fsdecode(content))
     return changed
 
 

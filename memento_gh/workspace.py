@@ -118,6 +118,14 @@ def init_repository(path: Path) -> Workspace:
     return Workspace(path)
 
 
+def _user_git_files() -> tuple[str, ...]:
+    """The user's files that git reads even cut off from their configuration: the default
+    global ignore file (``git help gitignore``)."""
+    home = os.environ.get("HOME", "")
+    config = os.environ.get("XDG_CONFIG_HOME") or f"{home}/.config"
+    return (f"{config}/git/ignore",) if home or os.environ.get("XDG_CONFIG_HOME") else ()
+
+
 def read_identity(
     folder: Path,
     fallback: Iterable[tuple[str, str]] = FALLBACK_IDENTITY,
@@ -184,7 +192,7 @@ class Workspace:
         self.root = Path(top)
         common = os.fspath(self._repo.common_dir)
         own = os.fspath(self._repo.git_dir.resolve()) if self._repo.git_dir else common
-        self._folder = gitfolder.GitFolder(os.fspath(self.root), common, own)
+        self._folder = gitfolder.GitFolder(os.fspath(self.root), common, own, _user_git_files())
         self._identity: tuple[str, ...] | None = None
         self._user_config: bytes | None = None
 

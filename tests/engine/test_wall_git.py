@@ -169,6 +169,32 @@ def test_the_agents_global_gitconfig_changes_nothing_memento_runs_or_commits(
     assert project.dirty() == []
 
 
+def test_a_file_hidden_by_the_users_global_ignore_file_is_seen_and_rolled_back(
+    tmp_path: Path, isolated_git: Path
+) -> None:
+    # the one file of the user's own that git reads whatever its configuration: the default
+    # core.excludesFile; there, a conftest.py outside the task's files would outlive the tick
+    project = make_project(tmp_path)
+    ignore = isolated_git / ".config/git/ignore"
+    ignore.parent.mkdir(parents=True)
+    ignore.write_text("*.swp\n")
+    steps: list[Action] = [
+        WORK,
+        {"write": "src/conftest.py", "text": "collect_ignore_glob = ['*']\n"},
+        {"write": "~/.config/git/ignore", "text": "*.swp\nconftest.py\n"},
+    ]
+
+    done = hostile_tick(project, steps, isolated_git)
+
+    assert done.returncode == 0, done.stderr
+    said = violations(project)
+    assert "git's configuration" in said and "ignore" in said, said
+    assert ignore.read_text() == "*.swp\n"
+    assert not (project.root / "src/conftest.py").exists()
+    assert not project.ever_committed("src/conftest.py")
+    assert project.dirty() == []
+
+
 def test_a_git_folder_swapped_for_another_repository_stops_the_tick_before_git_runs_there(
     tmp_path: Path, isolated_git: Path
 ) -> None:
