@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memento_gh import files
 from memento_gh.changes import FileChange
-from memento_gh.engine import agents, context, guards, lessons, prompt, verify
+from memento_gh.engine import agents, context, fingerprint, guards, lessons, prompt, verify
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
@@ -54,8 +54,11 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         protected=guards.protected_paths(session.layout.plan_dir),
     )
     violations += [violation.message for violation in found]
-    check = None if violations else run_verify(session, claim, settings)
-    return Attempt(tuple(violations), check, result, tuple(changes), started)
+    if violations:
+        return Attempt(tuple(violations), None, result, tuple(changes), started)
+    seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
+    check = run_verify(session, claim, settings)
+    return Attempt((), check, result, tuple(changes), started, seen)
 
 
 def _process_problems(result: AgentResult) -> list[str]:
@@ -71,7 +74,8 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
-    prompt_file.write_text(build_prompt(session, claim, settings), encoding="utf-8")
+    # Replaced, not written into: a FIFO or a link left at this name would block or redirect.
+    files.write_atomic(prompt_file, build_prompt(session, claim, settings), durable=False)
     argv = agents.agent_argv(
         session.agent,
         session.agent_cmd,
@@ -86,7 +90,7 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
             repo=session.root,
             env=dict(session.child_env),
             timeout=settings.agent_timeout,
-            log=session.log_path,
+            log=session.tick_log(),
             prompt_file=prompt_file,
             agent=session.agent,
         )
@@ -151,5 +155,5 @@ def run_verify(session: Session, claim: Claim, settings: Settings) -> VerifyResu
         cwd=session.root,
         env=dict(session.child_env),
         timeout=task.timeout or settings.verify_timeout,
-        log=session.log_path,
+        log=session.tick_log(),
     )

@@ -3,6 +3,7 @@ a claimed task, an attempt at it, its outcome and the tick's result. Pure record
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -63,13 +64,16 @@ class Claim(NamedTuple):
 
 class Attempt(NamedTuple):
     """What happened to a claimed task before the bookkeeping: the guard violations, the
-    verify run (None when it did not run), the agent run, and the agent's change."""
+    verify run (None when it did not run), the agent run, the agent's change, and the
+    fingerprint of its files when verify started (``fingerprint.py``; None: not taken, or
+    nothing to hold the commit to)."""
 
     violations: tuple[str, ...]
     verify: VerifyResult | None
     agent: AgentResult | None
     changes: tuple[FileChange, ...]
     started: datetime
+    seen_by_verify: Mapping[str, bytes] | None = None
 
     @property
     def passed(self) -> bool:

@@ -3,7 +3,7 @@ bookkeeping; on failure the change is rolled back and the bookkeeping alone is c
 
 from __future__ import annotations
 
-from memento_gh.engine import bookkeeping, lessons, pipeline
+from memento_gh.engine import bookkeeping, fingerprint, lessons, pipeline
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
 from memento_gh.engine.session import Session
 from memento_gh.formats import status_log
@@ -27,19 +27,42 @@ def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str
     session.checkpoint("status-written")
     ledger.mark_notes_read(task.id)
     changes = attempt.changes
-    work = [change.path for change in changes]
-    work += [change.old_path for change in changes if change.old_path]
+    work = fingerprint.paths_of(changes)
     added = [change.path for change in changes if change.kind == "untracked"]
+    _hold_to_verified_bytes(session, attempt)
     sha = ledger.commit_with_state(message, work, added, tick=claim.tick)
     session.checkpoint("committed")
     return sha
 
 
 def succeed(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> TaskOutcome:
-    sha = record_success(session, claim, attempt, worker)
+    try:
+        sha = record_success(session, claim, attempt, worker)
+    except ChangedSinceVerify as changed:
+        # The bookkeeping written for the success goes with the rollback of the change.
+        return fail(session, claim, attempt._replace(violations=(str(changed),)), worker)
     return TaskOutcome(
         claim.task.id, bookkeeping.SUCCESS, sha, f"verify passed, committed {sha[:7]}"
     )
+
+
+class ChangedSinceVerify(Exception):
+    """The agent's files are not the bytes verify checked: the commit must not take them."""
+
+
+def _hold_to_verified_bytes(session: Session, attempt: Attempt) -> None:
+    """Just before the commit, which reads the agent's files from the work tree again:
+    they must be the bytes verify saw. Nothing the agent or verify started runs by now
+    (``process.py``); this catches verify's own run rewriting them, and anything else."""
+    if attempt.seen_by_verify is None:
+        return
+    changed = fingerprint.changed_since(session.root, attempt.seen_by_verify)
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if changed[5:] else "")
+        raise ChangedSinceVerify(
+            f"{shown} changed after verify started (verify's run or a process still "
+            "running rewrote it): the commit would hold bytes verify did not check"
+        )
 
 
 def fail(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> TaskOutcome:
