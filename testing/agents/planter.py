@@ -52,7 +52,7 @@ def plant(kind: str, target: Path, value: str) -> None:
     elif kind == "link":
         target.symlink_to(value)
     elif kind == "move":
-        os.rename(value, target)
+        Path(value).rename(target)
     elif kind == "write":
         target.write_text(value.replace("\\n", "\n"), encoding="utf-8")
     else:
