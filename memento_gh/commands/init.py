@@ -128,8 +128,8 @@ def _write(path: Path, relative: str, text: str) -> None:
 
 def _same_text(path: Path, text: str) -> bool:
     try:
-        return path.read_bytes() == text.encode("utf-8")
-    except OSError:
+        return files.read_bytes(path, follow_links=True) == text.encode("utf-8")
+    except UserError:
         return False
 
 
@@ -172,7 +172,7 @@ def _write_pre_commit(target: Path) -> str:
     if not path.exists():
         _write(path, PRE_COMMIT_CONFIG, pre_commit_config())
         return f"created {PRE_COMMIT_CONFIG}"
-    if has_memento_hooks(files.read_text(path)):
+    if has_memento_hooks(files.read_text(path, follow_links=True)):
         return f"kept {PRE_COMMIT_CONFIG}"
     return (
         f"kept {PRE_COMMIT_CONFIG}; to check the plan on each commit, add this under "
@@ -183,7 +183,7 @@ def _write_pre_commit(target: Path) -> str:
 def _write_gitignore(target: Path) -> str:
     path = target / GITIGNORE
     existed = path.exists()
-    old = files.read_text(path) if existed else None
+    old = files.read_text(path, follow_links=True) if existed else None
     new, added = gitignore_with_ours(old)
     if not added:
         return f"kept {GITIGNORE}"

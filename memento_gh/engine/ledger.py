@@ -46,7 +46,7 @@ class Ledger:
 
     def relative(self, path: Path) -> str:
         """``path`` as git names it."""
-        return path.resolve().relative_to(self._root).as_posix()
+        return (path.parent.resolve() / path.name).relative_to(self._root).as_posix()
 
     def bookkeeping_paths(self) -> list[str]:
         """The plan, the status log, the notes, STATE.md and the lessons, those that exist."""
@@ -99,7 +99,8 @@ class Ledger:
         if text is None:
             self.layout.alert.unlink(missing_ok=True)
         else:
-            self.layout.alert.write_text(text, encoding="utf-8")
+            # Replaced, not written into: whatever stands there (a link, a FIFO) goes.
+            files.write_atomic(self.layout.alert, text, durable=False)
 
     def write_state(self, last_action: str) -> None:
         plan = self.plan_file.current
