@@ -180,6 +180,12 @@ class Workspace:
         a 1,000-task tick (A/B against waiting at once, installed package)."""
         return start_status(self.root)
 
+    def start_ignored_folders(self) -> PendingFolders:
+        """The folders git ignores as a whole (``logs``, ``node_modules``), listed by a git
+        process that runs while the caller does other things."""
+        listing = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        return PendingFolders(gitrun.start(self.root, *listing))
+
     def commit_count(self) -> int:
         """How many commits HEAD's history holds (0 on an unborn branch)."""
         done = gitrun.run(self.root, "rev-list", "--count", "HEAD")
@@ -473,6 +479,24 @@ class PendingStatus:
 
     def close(self) -> None:
         """Wait for git without reading its answer (a tick that stopped before it)."""
+        self._started.wait()
+
+
+class PendingFolders:
+    """A ``git ls-files --directory`` running for ``start_ignored_folders``."""
+
+    def __init__(self, started: gitrun.Started) -> None:
+        self._started = started
+
+    def result(self) -> list[str]:
+        """Wait for git; the folders, relative to the top, without their final "/" (none
+        when git failed: then every folder is walked, which costs time, not safety)."""
+        done = self._started.wait()
+        if done.returncode != 0:
+            return []
+        return [path[:-1] for path in _split(done.stdout) if path.endswith("/")]
+
+    def close(self) -> None:
         self._started.wait()
 
 

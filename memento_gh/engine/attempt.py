@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from memento_gh import files
 from memento_gh.changes import FileChange
-from memento_gh.engine import agents, context, fingerprint, guards, lessons, prompt, verify
+from memento_gh.engine import (
+    agents,
+    context,
+    fingerprint,
+    guards,
+    lessons,
+    prompt,
+    special_files,
+    verify,
+)
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
@@ -28,8 +37,9 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     head = workspace.quick_head()
     git_files = workspace.git_state()
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
-    result = run_agent(session, claim, settings)
-    violations = _process_problems(result)
+    result, tree = run_agent(session, claim, settings)
+    # Before git looks: it cannot even hash a FIFO in place of a tracked file.
+    violations = _process_problems(result) + _remove_strays(tree)
     pending = workspace.start_status()  # git looks while .git/ and the plan are read
     try:
         git_changed = workspace.git_state() != git_files
@@ -70,12 +80,19 @@ def _process_problems(result: AgentResult) -> list[str]:
     return []
 
 
-def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult:
+def _remove_strays(tree: special_files.Snapshot) -> list[str]:
+    """The FIFOs, sockets, devices and links out of the repository the agent left, removed
+    (each is a violation)."""
+    return special_files.remove(tree.root, special_files.new_strays(tree))
+
+
+def run_agent(
+    session: Session, claim: Claim, settings: Settings
+) -> tuple[AgentResult, special_files.Snapshot]:
+    """The agent's run, and the work tree as it was before it (``special_files``)."""
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
-    # Replaced, not written into: a FIFO or a link left at this name would block or redirect.
-    files.write_atomic(prompt_file, build_prompt(session, claim, settings), durable=False)
     argv = agents.agent_argv(
         session.agent,
         session.agent_cmd,
@@ -84,18 +101,31 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
         repo=session.root,
         timeout=settings.agent_timeout,
     )
+    listing = session.workspace.start_ignored_folders()  # git lists them meanwhile
     try:
-        return agents.run_agent(
+        try:
+            # Replaced, not written into: a FIFO or a link at this name would block or
+            # redirect the write.
+            text = build_prompt(session, claim, settings)
+            files.write_atomic(prompt_file, text, durable=False)
+            log = session.tick_log()  # before the walk: the log is no change of the agent's
+            # memento's own folder (logs/) is walked, ignored or not
+            ignored = [path for path in listing.result() if not is_working_file(path + "/")]
+            tree = special_files.snapshot(session.root, ignored)
+        finally:
+            listing.close()
+        ran = agents.run_agent(
             argv,
             repo=session.root,
             env=dict(session.child_env),
             timeout=settings.agent_timeout,
-            log=session.tick_log(),
+            log=log,
             prompt_file=prompt_file,
             agent=session.agent,
         )
     finally:
         prompt_file.unlink(missing_ok=True)
+    return ran, tree
 
 
 def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
