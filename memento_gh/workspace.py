@@ -34,6 +34,8 @@ FALLBACK_IDENTITY = (("user.name", "memento"), ("user.email", "memento@localhost
 # git's own test for binary content (xdiff's FIRST_FEW_BYTES): a NUL among the first 8000 bytes.
 _BINARY_PROBE = 8000
 _CHUNK = 1 << 20
+#: Read flags for a file the agent may have swapped: no waiting on a FIFO, no following a link.
+_READ_NOW = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 _DIFF_OPTIONS = ("-z", "--no-color", "--no-ext-diff", "--no-textconv")
 _NO_MAINTENANCE = ("maintenance.auto=false", "gc.auto=0")
@@ -584,7 +586,12 @@ def _count_lines(path: Path) -> tuple[int, bool]:
             return target.count(b"\n") + (0 if target.endswith(b"\n") else 1), False
         if path.is_dir():  # a nested repository
             return 0, False
-        with path.open("rb") as stream:
+        # Never blocking: a FIFO put there since git listed it is no file's content.
+        descriptor = os.open(path, _READ_NOW)
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            return 0, False
+        with os.fdopen(descriptor, "rb") as stream:
             chunk = stream.read(_BINARY_PROBE)
             if b"\0" in chunk:
                 return 0, True
@@ -640,9 +647,13 @@ def _file_state(path: str) -> bytes | None:
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode):
             return b"link\0" + os.fsencode(Path(path).readlink())
+        if not stat.S_ISREG(mode):  # a FIFO would block the read: its kind is its state
+            return b"special\0" + str(stat.S_IFMT(mode)).encode()
         kind = b"executable\0" if mode & 0o111 else b"file\0"
-        descriptor = os.open(path, os.O_RDONLY)
+        descriptor = os.open(path, _READ_NOW)
         try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # swapped since the lstat
+                return b"special\0"
             chunks = [kind]
             while chunk := os.read(descriptor, 1 << 16):
                 chunks.append(chunk)

@@ -83,7 +83,7 @@ def _process_problems(result: AgentResult) -> list[str]:
 def _remove_strays(tree: special_files.Snapshot) -> list[str]:
     """The FIFOs, sockets, devices and links out of the repository the agent left, removed
     (each is a violation)."""
-    return special_files.remove(tree.root, special_files.new_strays(tree))
+    return special_files.remove(tree, special_files.new_strays(tree))
 
 
 def run_agent(

@@ -4,8 +4,10 @@ cannot even hash one in place of a tracked file, and a link out of the repositor
 whoever follows it read or write elsewhere. git does not list FIFOs, sockets or devices
 among untracked files, so memento walks the tree itself.
 
-The walk skips ``.git`` and the folders git ignores as a whole (nothing there is committed,
-and memento reads nothing there without checking it), and follows no link. It runs before the
+The walk skips the folders git ignores as a whole (nothing there is committed, and memento
+reads nothing there without checking it) and follows no link. In ``.git`` it covers what
+memento's own git opens on every call (``config``, ``HEAD``, ``index``, the hooks, ``info/``,
+the refs and their logs): a FIFO there would block git itself. Not ``objects/``. It runs before the
 agent, so that what a person put there (a socket of a dev server, a link to /etc that is
 tracked) is not the agent's, and after it. The walk after is cheap: a folder whose inode and
 change time (``ctime``, which no process can set back) are as before has the same entries,
@@ -22,11 +24,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memento_gh import files
+from memento_gh.errors import UserError
 
 #: A folder changed this close before the walk is listed again after the agent whatever
 #: its ctime says: file systems keep ctime in coarse ticks, and a change within the same
 #: tick would not move it.
 _RECENT_NS = 1_000_000_000
+#: The folders of .git that are walked, with its top (config, HEAD, index, packed-refs): git
+#: opens the files there on its own calls, and a FIFO among them would block it.
+_HEAD = ".git/HEAD"
+_GIT_FOLDERS = frozenset({"hooks", "info", "refs", "logs", "memento", "worktrees"})
 
 
 class Stray(NamedTuple):
@@ -55,6 +62,7 @@ class Snapshot(NamedTuple):
     root: Path
     ignored: frozenset[str]  # folders git ignores, relative, without a trailing "/"
     folders: dict[str, _Folder]  # by path relative to ``root`` ("" for the top)
+    head: str | None = None  # .git/HEAD's text: without that file git sees no repository
 
 
 def snapshot(root: Path, ignored: Iterable[str]) -> Snapshot:
@@ -68,7 +76,15 @@ def snapshot(root: Path, ignored: Iterable[str]) -> Snapshot:
         if found is not None:
             folders[relative] = found[0]
             stack += [_join(relative, name) for name in found[0].folders]
-    return Snapshot(root, walker.ignored, folders)
+    return Snapshot(root, walker.ignored, folders, _read_head(root))
+
+
+def _read_head(root: Path) -> str | None:
+    try:
+        data = files.read_bytes(root / _HEAD, limit=4096)
+        return None if data is None else data.decode("ascii")
+    except (UserError, UnicodeDecodeError):
+        return None
 
 
 def new_strays(before: Snapshot) -> list[Stray]:
@@ -104,14 +120,18 @@ def new_strays(before: Snapshot) -> list[Stray]:
     return found
 
 
-def remove(root: Path, strays: Iterable[Stray]) -> list[str]:
-    """Delete ``strays`` (a link itself, never what it points to); the violation sentences,
-    each saying whether it is gone."""
+def remove(before: Snapshot, strays: Iterable[Stray]) -> list[str]:
+    """Delete ``strays`` (a link itself, never what it points to), and put .git/HEAD back as
+    ``before`` read it when it was one; the violation sentences, each saying whether it is
+    gone."""
+    root = before.root
     sentences = []
     for stray in strays:
         try:
             if not stray.path.endswith("/"):
                 (root / stray.path).unlink()
+                if stray.path == _HEAD and before.head is not None:
+                    files.write_atomic(root / _HEAD, before.head, durable=False)
                 sentences.append(f"{stray.sentence()} (removed)")
                 continue
         except FileNotFoundError:
@@ -150,8 +170,7 @@ class _Walker:
             with os.scandir(full) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
-                        path = _join(relative, entry.name)
-                        if entry.name != ".git" and path not in self.ignored:
+                        if self._walked(relative, entry.name):
                             folders.append(entry.name)
                     elif not entry.is_file(follow_symlinks=False):
                         stray = self._stray(entry, relative)
@@ -162,6 +181,16 @@ class _Walker:
         keys = frozenset((_name(stray.path), stray.inode) for stray in strays)
         folder = _Folder(found.st_ino, found.st_ctime_ns, recent, tuple(folders), keys)
         return folder, strays
+
+    def _walked(self, relative: str, name: str) -> bool:
+        """Whether the subfolder ``name`` of ``relative`` is walked: not one git ignores,
+        not a nested repository's .git; in the repository's own .git, only the folders of
+        the files git opens on each call (not objects/, too many to list each tick)."""
+        if relative == ".git":
+            return name in _GIT_FOLDERS
+        if name == ".git":
+            return not relative
+        return _join(relative, name) not in self.ignored
 
     def _stray(self, entry: os.DirEntry[str], relative: str) -> Stray | None:
         """A link that leads out, or a special file; None for a link that stays inside."""

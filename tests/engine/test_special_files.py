@@ -18,6 +18,8 @@ import shlex
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -350,3 +352,64 @@ def test_context_files_that_are_special_get_a_note_instead_of_their_content(
         ("src/pipe", SPECIAL),
         ("src/sock", SPECIAL),
     ]
+
+
+# -- in .git: what memento's own git reads ---------------------------------------------------
+
+
+@pytest.fixture
+def unblock(tmp_path: Path) -> Iterator[None]:
+    """After the test, a writer for every FIFO left under ``tmp_path``: a git that the old
+    code left blocked on opening one (memento, killed at the timeout, cannot stop it) ends."""
+    yield
+    for path in tmp_path.rglob("*"):
+        if path.is_fifo():
+            with suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.usefixtures("unblock")
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/config",
+        ".git/hooks/post-commit",
+        ".git/info/attributes",
+        ".git/refs/heads/x",
+        ".git/index",
+        ".git/HEAD",
+        ".git/refs/heads/main",
+    ],
+)
+def test_a_fifo_the_agent_leaves_in_git_folder_fails_the_attempt_not_hangs_the_tick(
+    tmp_path: Path, path: str
+) -> None:
+    """git opens .git/config, the hooks, the attributes and the refs as it needs them: a
+    FIFO there blocked memento's own git status (and the tick's look at .git/hooks)."""
+    project = project_with_context(tmp_path)
+
+    done = plant(project, GOOD, f"fifo:{path}")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert project.marker("T-101") == " "
+    assert f"{path}, a FIFO" in analysis(project)
+    assert not os.path.lexists(project.root / path) or not (project.root / path).is_fifo()
+    assert not project.ever_committed("src/a.py")
+    assert project.dirty() == []
+    assert project.git("symbolic-ref", "HEAD").strip() == "refs/heads/main"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.usefixtures("unblock")
+def test_a_fifo_already_in_git_hooks_does_not_hang_the_look_at_the_hooks(tmp_path: Path) -> None:
+    """Not the agent's (it was there before): the tick's fingerprint of .git/hooks and
+    .git/info reads every file there, and must not wait on a FIFO."""
+    project = project_with_context(tmp_path)
+    make_fifo(project.root / ".git" / "hooks" / "pre-push")
+    project.script({"T-101": [{"write": "src/a.py", "text": "A\n"}]})
+
+    done = project.tick_process(timeout=HANG)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert project.marker("T-101") == "x"
