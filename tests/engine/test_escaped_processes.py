@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from memento_gh.engine import process
 from memento_gh.engine.process import run_in_group
 from testing.agents import ESCAPER
 from testing.processes import alive
@@ -150,3 +151,29 @@ def test_run_in_group_ends_a_daemon_that_left_the_group_and_spares_other_childre
             assert bystander.poll() is None
         finally:
             bystander.kill()
+
+
+@pytest.mark.timeout(60)
+def test_without_proc_and_prctl_run_in_group_still_stops_the_group_and_does_not_crash(
+    tmp_path: Path, daemons: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Elsewhere than Linux there is neither /proc nor a subreaper: the step falls back to
+    the process group. A job left in the group dies; a daemon that left it is out of reach
+    (the README says so)."""
+    monkeypatch.setattr(process, "_PROC", tmp_path / "no-proc")
+    process._prctl.cache_clear()
+    monkeypatch.setattr(process, "_prctl", process._prctl.__wrapped__)
+    pidfile = tmp_path / "daemon.pid"
+    daemons.append(pidfile)
+    job = tmp_path / "job.pid"
+    script = (
+        f"sleep 60 & echo $! > {job}; "
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(ESCAPER))} --spawn"
+    )
+    env = {**os.environ, "ESCAPER_DIR": str(tmp_path)}
+
+    result = run_in_group(script, cwd=tmp_path, env=env, timeout=30, grace=1, shell=True)
+
+    assert result.exit_code == 0, result.output
+    assert not alive(int(job.read_text(encoding="utf-8")))
+    assert alive(int(pidfile.read_text(encoding="utf-8")))  # out of reach there
