@@ -12,6 +12,7 @@ from memento_gh.formats import status_log
 def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> str:
     """Commit the agent's change with ``[x]``, the counters, the status entry and the notes
     read; the commit's sha."""
+    _hold_to_verified_bytes(session, attempt)  # before any bookkeeping is written
     task = claim.task
     plan_file, ledger = session.plan_file, session.ledger
     message = bookkeeping.success_message(claim, worker)
@@ -29,7 +30,6 @@ def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str
     changes = attempt.changes
     work = fingerprint.paths_of(changes)
     added = [change.path for change in changes if change.kind == "untracked"]
-    _hold_to_verified_bytes(session, attempt)
     sha = ledger.commit_with_state(message, work, added, tick=claim.tick)
     session.checkpoint("committed")
     return sha
@@ -39,7 +39,6 @@ def succeed(session: Session, claim: Claim, attempt: Attempt, worker: str | None
     try:
         sha = record_success(session, claim, attempt, worker)
     except ChangedSinceVerify as changed:
-        # The bookkeeping written for the success goes with the rollback of the change.
         return fail(session, claim, attempt._replace(violations=(str(changed),)), worker)
     return TaskOutcome(
         claim.task.id, bookkeeping.SUCCESS, sha, f"verify passed, committed {sha[:7]}"
@@ -51,9 +50,10 @@ class ChangedSinceVerify(Exception):
 
 
 def _hold_to_verified_bytes(session: Session, attempt: Attempt) -> None:
-    """Just before the commit, which reads the agent's files from the work tree again:
-    they must be the bytes verify saw. Nothing the agent or verify started runs by now
-    (``process.py``); this catches verify's own run rewriting them, and anything else."""
+    """Before the success is recorded and committed (the commit reads the agent's files
+    from the work tree again): they must be the bytes verify saw. Nothing the agent or
+    verify started runs by now (``process.py``), so none can change them after this look;
+    it catches verify's own run rewriting them, and anything else that did."""
     if attempt.seen_by_verify is None:
         return
     changed = fingerprint.changed_since(session.root, attempt.seen_by_verify)

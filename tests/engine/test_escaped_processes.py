@@ -122,6 +122,7 @@ def test_bytes_changed_while_verify_runs_fail_the_attempt_and_verifys_daemon_die
     assert project.marker("T-101") == " "
     assert project.plan().task("T-101").retries == 1  # type: ignore[union-attr]
     assert "src/a.py changed after verify" in (project.entries()[-1].error_analysis or "")
+    assert [entry.outcome for entry in project.entries()] == ["failed"]  # no success first
     assert not project.ever_committed("src/a.py")
     assert project.dirty() == []
 
