@@ -60,6 +60,12 @@ def make_socket(path: Path) -> None:
         server.bind(str(path))
 
 
+def link_to_dev_zero(path: Path) -> None:
+    if os.path.lexists(path):
+        path.unlink()
+    path.symlink_to("/dev/zero")
+
+
 def analysis(project: Project) -> str:
     return project.entries()[-1].error_analysis or ""
 
@@ -186,7 +192,8 @@ def test_a_file_of_mementos_that_is_not_a_regular_file_stops_the_tick_with_its_n
     tmp_path: Path, path: str, kind: str
 ) -> None:
     project = project_with_context(tmp_path)
-    (make_socket if kind == "a socket" else make_fifo)(project.root / path)
+    make = {"a socket": make_socket, "a symbolic link": link_to_dev_zero}.get(kind, make_fifo)
+    make(project.root / path)
 
     done = project.tick_process(timeout=HANG)
 
@@ -234,6 +241,24 @@ def test_a_plan_that_is_not_a_regular_file_is_an_error_in_every_command(
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"docs/MASTER_PLAN.md: {said}" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("kind", ["a FIFO", "a symbolic link"])
+def test_notes_that_are_not_a_regular_file_are_an_error_in_validate_not_a_hang(
+    tmp_path: Path, kind: str
+) -> None:
+    """(A tick, ``note`` or ``pause`` stops earlier on a tracked file like this one: git
+    refuses it, "unsupported file type", when it looks for uncommitted changes.)"""
+    project = project_with_context(tmp_path)
+    path = "docs/HUMAN_NOTES.md"
+    (link_to_dev_zero if kind == "a symbolic link" else make_fifo)(project.root / path)
+
+    done = limited(project, "validate")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{path}: not a regular file ({kind})" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
 
 
