@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from installed import add_option, python_for
+from installed import add_option, install_commit, python_for
 
 SIZES = (10, 1_000, 10_000)
 TASKS_PER_PHASE = 100
@@ -142,6 +142,12 @@ def main() -> int:
         help="init: a repository as `memento init` sets it up (default); bare: the plan and "
         "the map alone, so that each round is a project's first tick",
     )
+    parser.add_argument(
+        "--against",
+        metavar="COMMIT",
+        help="also time the 1,000-task tick of memento as it was at COMMIT, in the same "
+        "rounds, and print what this version adds to it in milliseconds",
+    )
     add_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -153,11 +159,19 @@ def main() -> int:
         starts = {size: git(repo, "rev-parse", "HEAD") for size, repo in repos.items()}
         samples: dict[str, list[float]] = {"baseline": []}
         samples.update({f"tick {size:>6,} tasks": [] for size in SIZES})
+        other = None
+        if args.against:
+            other = install_commit(args.against, root).with_name("memento")
+            samples[f"tick  1,000 at {args.against}"] = []
+            tick_once(other, repos[1_000], starts[1_000])
         tick_once(memento, repos[SIZES[0]], starts[SIZES[0]])  # warm caches and .pyc files
         for _ in range(args.rounds):
             samples["baseline"].append(baseline_once(python, scratch))
             for size, repo in repos.items():
                 samples[f"tick {size:>6,} tasks"].append(tick_once(memento, repo, starts[size]))
+            if other is not None:
+                ticked = tick_once(other, repos[1_000], starts[1_000])
+                samples[f"tick  1,000 at {args.against}"].append(ticked)
     base = statistics.median(samples["baseline"])
     print(
         f"median of {args.rounds} rounds, setup {args.setup}, memento installed in "
@@ -167,6 +181,13 @@ def main() -> int:
     for name, values in samples.items():
         median = statistics.median(values)
         print(f"{name:<24}{median * 1000:>10.1f}{median / base:>12.2f}")
+    if args.against:
+        now, then = samples["tick  1,000 tasks"], samples[f"tick  1,000 at {args.against}"]
+        added = statistics.median(a - b for a, b in zip(now, then, strict=True))
+        print(
+            f"this version adds {added * 1000:.1f} ms to a 1,000-task tick at {args.against} "
+            "(median of the rounds' differences)"
+        )
     small, large = prompt_bytes(10), prompt_bytes(10_000)
     print(
         f"prompt bytes for T-1: {small} (10 tasks) vs {large} (10,000 tasks), "

@@ -1,6 +1,7 @@
 """Throughput of 1, 2 and 4 workers sharing one branch (issue #7).
 
     .venv/bin/python benchmarks/bench_workers.py [--tasks 40] [--seconds 1] [--rounds 1]
+                                                  [--python PATH]
 
 Each case is a fresh pool (``testing/workers.py``): a bare ``origin`` holding a plan of one
 ``parallel: true`` phase of ``--tasks`` tasks, a clone per worker, and one
@@ -13,7 +14,8 @@ started once per task (a double execution would be counted and shown), every cla
 number its own.
 
 With several rounds, the cases take turns (1, 2, 4, 1, 2, 4, ...) so that they share the
-machine's noise, and the median time of each is shown.
+machine's noise, and the median time of each is shown. memento runs as installed by
+`pip install .` into a virtualenv of its own (``installed.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from installed import add_option, python_for
+
 from testing.workers import Pool, pool_plan
 
 WORKERS = (1, 2, 4)
@@ -41,9 +45,15 @@ class Measured(NamedTuple):
     double_completions: int
 
 
-def measure(workers: int, tasks: int, agent_seconds: float) -> Measured:
+def measure(workers: int, tasks: int, agent_seconds: float, memento: Path) -> Measured:
     with tempfile.TemporaryDirectory(prefix="memento-bench-workers-") as folder:
-        pool = Pool(Path(folder), pool_plan([(tasks, True)]), workers, agent_seconds=agent_seconds)
+        pool = Pool(
+            Path(folder),
+            pool_plan([(tasks, True)]),
+            workers,
+            agent_seconds=agent_seconds,
+            memento=[str(memento)],
+        )
         started = time.perf_counter()
         outputs = pool.run_all(timeout=tasks * (agent_seconds + 10) + 60)
         elapsed = time.perf_counter() - started
@@ -65,11 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=40)
     parser.add_argument("--seconds", type=float, default=1.0, help="each agent run's sleep")
     parser.add_argument("--rounds", type=int, default=1)
+    add_option(parser)
     args = parser.parse_args(argv)
     results: dict[int, list[Measured]] = {count: [] for count in WORKERS}
-    for _ in range(args.rounds):
-        for count in WORKERS:
-            results[count].append(measure(count, args.tasks, args.seconds))
+    with tempfile.TemporaryDirectory(prefix="memento-bench-install-") as folder:
+        memento = python_for(args.python, Path(folder)).with_name("memento")
+        for _ in range(args.rounds):
+            for count in WORKERS:
+                results[count].append(measure(count, args.tasks, args.seconds, memento))
     base = statistics.median(m.seconds for m in results[1])
     print(f"{args.tasks} tasks, agent {args.seconds:g} s, {args.rounds} round(s)\n")
     print("| workers | time | tasks/s | x 1 worker | completed | double runs |")

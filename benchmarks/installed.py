@@ -43,10 +43,23 @@ def python_for(chosen: Path | None, scratch: Path) -> Path:
     return python
 
 
-def install(venv: Path) -> Path:
-    print(f"installing memento into {venv} (pip install .) ...", file=sys.stderr, flush=True)
+def install(venv: Path, source: Path = PROJECT) -> Path:
+    print(f"installing memento into {venv} (pip install {source}) ...", file=sys.stderr, flush=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, str(PROJECT)], check=True)
+    subprocess.run([*pip, str(source)], check=True)
     return python
+
+
+def install_commit(commit: str, scratch: Path) -> Path:
+    """The interpreter of a new virtualenv in ``scratch`` holding memento as it was at
+    ``commit`` of this checkout (``git archive``, then ``pip install``), so that a benchmark
+    can time two versions side by side in the same rounds."""
+    source = scratch / f"source-{commit}"
+    source.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", commit], cwd=PROJECT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    return python_for(install(scratch / f"venv-{commit}", source), scratch)

@@ -22,7 +22,10 @@ from memento_gh.errors import UserError
 
 # On every command: no hooks and no fsmonitor command (an agent could have planted either),
 # pathspecs are plain paths (a file may be called `*` or `:x`), and a read never takes the
-# index lock just to refresh it.
+# index lock just to refresh it. A file whose cached data in the index still fits is taken as
+# unchanged: the data compared is all of it, the change time included (an agent can put a
+# file's size and modification time back, never its change time), whatever the repository's
+# configuration says, and no command of memento's marks an entry assume-unchanged.
 _SAFE_OPTIONS = (
     "--no-optional-locks",
     "--literal-pathspecs",
@@ -30,6 +33,8 @@ _SAFE_OPTIONS = (
     f"core.hooksPath={os.devnull}",
     "-c",
     "core.fsmonitor=false",
+    *("-c", "core.checkStat=default", "-c", "core.trustctime=true"),
+    *("-c", "core.ignoreStat=false"),
 )
 # The variables that pass settings to git by number (``git config --help``, GIT_CONFIG_COUNT).
 _NUMBERED_SETTINGS = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")

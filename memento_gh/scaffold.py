@@ -55,6 +55,7 @@ META_DEFAULTS: Mapping[str, str] = {
     "max_retries": "3",
     "max_tasks_per_tick": "1",
     "max_diff_lines": "200",
+    "max_file_size": "5MB",
     "stale_lock_timeout": "15min",
     "circuit_breaker_threshold": "5",
     "clean_strategy": "git-clean",

@@ -150,6 +150,13 @@ class Workspace:
 
     # -- reading ----------------------------------------------------------------------------
 
+    @property
+    def index_file(self) -> Path | None:
+        """Where git keeps this work tree's index (None: git did not say where its git
+        folder is)."""
+        git_dir = self._repo.git_dir
+        return None if git_dir is None else git_dir / "index"
+
     def head(self) -> str | None:
         """The sha HEAD points at, or None on an unborn branch (no commit yet)."""
         done = gitrun.run(self.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
@@ -172,6 +179,15 @@ class Workspace:
         found = self._tracked_changes()
         found += [_untracked_change(self.root, path) for path in self._untracked(keep)]
         return sorted(found, key=lambda change: change.path)
+
+    def sizes(self, changes: Iterable[FileChange]) -> dict[str, int]:
+        """The bytes each path that ``changes`` adds or changes holds in the work tree (what
+        a commit would store): a file's length, a link's target name; 0 for a folder."""
+        return {
+            change.path: _size(self.root / change.path)
+            for change in changes
+            if change.kind != DELETED
+        }
 
     def start_status(self) -> PendingStatus:
         """HEAD and every path that differs from it, from a single git process: what a
@@ -575,6 +591,16 @@ def _count(field: bytes) -> int | None:
 def _untracked_change(root: Path, path: str) -> FileChange:
     lines, binary = _count_lines(root / path)
     return FileChange(path, UNTRACKED, lines, 0, binary)
+
+
+def _size(path: Path) -> int:
+    """The bytes of a file (of a link: the name it holds) in the work tree; 0 for a folder
+    or a path gone since git listed it."""
+    try:
+        found = path.lstat()
+    except OSError:
+        return 0
+    return 0 if stat.S_ISDIR(found.st_mode) else found.st_size
 
 
 def _count_lines(path: Path) -> tuple[int, bool]:

@@ -192,6 +192,15 @@ class BusyGitHub(FakeGitHub):
         return super().handle(method, target, headers, raw)
 
 
+def person(github: FakeGitHub, login: str = "alice") -> GitHub:
+    """A client acting for ``login`` in the browser, with a token of their own: their
+    edits are theirs in the issue's history."""
+    token = f"ghu_{login}_token"
+    if token not in github.state()["tokens"]:
+        github.add_token(token, login)
+    return GitHub(github.url, token, REPOSITORY, pace=False)
+
+
 def comment_event(
     github: FakeGitHub,
     issue: Mapping[str, Any],
@@ -233,6 +242,16 @@ def tick_box(body: str, control: str) -> str:
     box = render.marker(render.CONTROL_KIND, control)
     ticked = body.replace(f"- [ ] {box}", f"- [x] {box}")
     assert ticked != body, f"the dashboard has no {control} box"
+    return ticked
+
+
+def tick_task_box(body: str, action: str, task_id: str) -> str:
+    """The dashboard ``body`` with the ``retry`` or ``skip`` box of ``task_id`` ticked."""
+    from memento_gh.github import render
+
+    box = render.marker(action, task_id)
+    ticked = body.replace(f"- [ ] {box}", f"- [x] {box}")
+    assert ticked != body, f"the dashboard has no {action} box for {task_id}"
     return ticked
 
 

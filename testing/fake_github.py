@@ -4,12 +4,19 @@ The real PyGithub client talks to it exactly as it talks to api.github.com: the 
 status codes, JSON shapes (every ``url`` field points at this server), ``Link`` pagination
 and rate-limit headers. It covers the endpoints memento uses: the repository, issues (pull
 requests included, flagged with ``pull_request``, as GitHub lists them), issue comments,
-comment reactions, labels and collaborator permissions. Anything else answers GitHub's 404.
+comment reactions, labels and collaborator permissions, and one corner of the GraphQL API:
+an issue's body and its edit history (``userContentEdits``: who changed the body to what,
+newest first, as GitHub lists them). Anything else answers GitHub's 404.
+
+Each token belongs to one user (:meth:`FakeGitHub.add_token`), who is the author of what a
+request with it creates and the editor of what it changes: a person ticking a box in the
+browser is a client with that person's token.
 
 In a test::
 
     with FakeGitHub("owner/name", token="t0ken") as fake:
         fake.set_permission("alice", "write")
+        fake.add_token("alice-t0ken", "alice")          # alice's own client
         fake.add_issue("T-201 BLOCKED: …", labels=["memento"])
         fake.fail("POST", "issues", 502, apply=True)    # create it, then answer 502
         ...                                             # talk to fake.url
@@ -28,10 +35,12 @@ counted as API requests:
 ==========================  =============================================================
 ``GET /_fake/state``        the whole state as JSON (see :meth:`FakeGitHub.state`)
 ``POST /_fake/users``       ``{"login", "type"}``
+``POST /_fake/tokens``      ``{"token", "login"}``
 ``POST /_fake/permissions`` ``{"login", "permission"}``
 ``POST /_fake/labels``      ``{"name", "color", "description"}``
 ``POST /_fake/issues``      the keyword arguments of :meth:`FakeGitHub.add_issue`
 ``POST /_fake/comments``    the keyword arguments of :meth:`FakeGitHub.add_comment`
+``POST /_fake/comment-edits`` the keyword arguments of :meth:`FakeGitHub.edit_comment`
 ``POST /_fake/faults``      the keyword arguments of :meth:`FakeGitHub.fail`
 ``POST /_fake/rate-limits`` the keyword arguments of :meth:`FakeGitHub.rate_limit`
 ``DELETE /_fake/faults``    drop the faults not yet used
@@ -90,6 +99,7 @@ DOCS = "https://docs.github.com/rest"
 RATE_LIMIT = 5000
 API_VERSION = "2022-11-28"
 _TIME = "%Y-%m-%dT%H:%M:%SZ"
+GRAPHQL = "/graphql"
 
 
 class Response(NamedTuple):
@@ -143,8 +153,8 @@ def _now() -> datetime:
 class FakeGitHub:
     """GitHub for one repository, in memory, behind a real HTTP server.
 
-    ``token`` is the only credential accepted (``Authorization: token …`` or ``Bearer …``);
-    ``login`` is the user that token belongs to (the author of what the API creates).
+    ``token`` is the credential of ``login`` (``Authorization: token …`` or ``Bearer …``),
+    the user the workflow's token belongs to; :meth:`add_token` gives other users theirs.
     ``api_prefix="/api/v3"`` serves the API below that path, as GitHub Enterprise Server
     does (the web links stay at the root); counts and patterns leave the prefix out.
     """
@@ -171,6 +181,7 @@ class FakeGitHub:
         self.state_file = Path(state_file) if state_file else None
         self.api_prefix = "/" + api_prefix.strip("/") if api_prefix.strip("/") else ""
         self._lock = threading.RLock()
+        self._acting = login  # the user of the request being answered (under the lock)
         self._faults: list[JSON] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -179,6 +190,7 @@ class FakeGitHub:
             "viewer": login,
             "next_id": 1001,
             "users": {},
+            "tokens": {},
             "permissions": {},
             "labels": [],
             "issues": [],
@@ -270,6 +282,12 @@ class FakeGitHub:
         return f"http://{self.host}:{self.port}"
 
     @property
+    def graphql_path(self) -> str:
+        """Where the GraphQL API answers: ``/graphql``, or ``/api/graphql`` beside an
+        ``/api/v3`` prefix (GitHub Enterprise Server)."""
+        return self.api_prefix.removesuffix("/v3") + GRAPHQL
+
+    @property
     def repo_url(self) -> str:
         return f"{self.url}/repos/{self.repository}"
 
@@ -283,6 +301,15 @@ class FakeGitHub:
             user = self._user(login, type)
             self._save()
             return self._render_user(login, user)
+
+    def add_token(self, token: str, login: str) -> None:
+        """A token of ``login``'s own: requests with it act as that user."""
+        if not token or token == self.token:
+            raise ValueError("a user's token must be new and not empty")
+        with self._lock:
+            self._user(login)
+            self._state["tokens"][token] = login
+            self._save()
 
     def set_permission(self, login: str, permission: str) -> None:
         """Make ``login`` a collaborator with ``permission`` (``none`` removes them)."""
@@ -371,6 +398,17 @@ class FakeGitHub:
             self._save()
             return self._render_comment(comment)
 
+    def edit_comment(
+        self, comment: int, body: str, *, updated_at: datetime | str | None = None
+    ) -> JSON:
+        """Change comment ``comment``'s text, as its author does in the browser: the
+        comment keeps its id, URL and creation time; ``updated_at`` moves (now by default)."""
+        with self._lock:
+            found = self._comment_or_404(str(comment))
+            found.update(body=body, updated_at=_stamp(updated_at, _now()))
+            self._save()
+            return self._render_comment(found)
+
     # -- faults ----------------------------------------------------------------------------
 
     def fail(
@@ -445,13 +483,15 @@ class FakeGitHub:
         """A copy of the whole state, as stored (and as ``GET /_fake/state`` answers):
 
         ``repository``, ``viewer`` (the token's login), ``users`` ({login: {id, type}}),
-        ``permissions`` ({login: permission}), ``labels`` ([{id, name, color,
-        description}]), ``issues`` ([{number, id, title, body, state, state_reason, labels
-        (names), user (login), author_association, pull_request (bool), created_at,
-        updated_at, closed_at, closed_by}]), ``comments`` ([{id, issue (number), body, user,
-        author_association, created_at, updated_at}]), ``reactions`` ([{id, comment, user,
-        content, created_at}]) and ``requests`` ({total, by_route: {"GET /path": n}, log:
-        [[method, path?query, status]]}).
+        ``tokens`` ({token: login}, the other users' own), ``permissions`` ({login:
+        permission}), ``labels`` ([{id, name, color, description}]), ``issues`` ([{number,
+        id, title, body, state, state_reason, labels (names), user (login),
+        author_association, pull_request (bool), created_at, updated_at, closed_at,
+        closed_by, edits}], where ``edits`` are the body's revisions, oldest first, from the
+        body as created on: [{id, editor (login), edited_at, body}]), ``comments`` ([{id,
+        issue (number), body, user, author_association, created_at, updated_at}]),
+        ``reactions`` ([{id, comment, user, content, created_at}]) and ``requests``
+        ({total, by_route: {"GET /path": n}, log: [[method, path?query, status]]}).
         """
         with self._lock:
             return copy.deepcopy(self._state)
@@ -528,6 +568,8 @@ class FakeGitHub:
         )
         if prefixed:
             raw_path = raw_path[len(self.api_prefix) :] or "/"
+        elif raw_path == self.graphql_path:
+            raw_path, prefixed = GRAPHQL, True
         path = unquote(raw_path)
         query = dict(parse_qsl(split.query, keep_blank_values=True))
         if path == "/_fake" or path.startswith("/_fake/"):
@@ -564,10 +606,12 @@ class FakeGitHub:
         fault = self._take_fault(method, unquote(path))
         if fault is not None and not fault["apply"]:
             return self._fault_response(fault)
-        if not self._authorized(headers):
+        acting = self._authorized(headers)
+        if acting is None:
             if not any(key.lower() == "authorization" for key in headers):
                 return _error(401, "Requires authentication")
             return _error(401, "Bad credentials")
+        self._acting = acting
         try:
             body = json.loads(raw) if raw.strip() else None
         except ValueError:
@@ -580,10 +624,16 @@ class FakeGitHub:
             return self._fault_response(fault)
         return response
 
-    def _authorized(self, headers: dict[str, str]) -> bool:
+    def _authorized(self, headers: dict[str, str]) -> str | None:
+        """The login the request's token belongs to, or None."""
         value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
         scheme, _, credential = value.strip().partition(" ")
-        return scheme.lower() in ("token", "bearer") and credential.strip() == self.token
+        if scheme.lower() not in ("token", "bearer") or not credential.strip():
+            return None
+        if credential.strip() == self.token:
+            return self.login
+        found = self._state["tokens"].get(credential.strip())
+        return str(found) if found is not None else None
 
     def _take_fault(self, method: str, path: str) -> JSON | None:
         for fault in self._faults:
@@ -629,8 +679,10 @@ class FakeGitHub:
         return _error(status, "Server Error" if status == 500 else reason)
 
     def _route(self, method: str, path: str, query: dict[str, str], body: JSON | None) -> Response:
+        if path == GRAPHQL and method == "POST":
+            return self._graphql(body)
         if path == "/user" and method == "GET":
-            return Response(200, self._render_user(self.login, self._user(self.login)))
+            return Response(200, self._render_user(self._acting, self._user(self._acting)))
         prefix = f"/repos/{self.repository}".lower()
         if unquote(path).lower() != prefix and not path.lower().startswith(prefix + "/"):
             raise _Problem(404, "Not Found")
@@ -709,9 +761,9 @@ class FakeGitHub:
         if text is not None and not isinstance(text, str):
             raise _Problem(422, "Invalid request.\n\nFor 'properties/body', is not a string.")
         labels = _label_names(body.get("labels", []))
-        association = self._association(self.login)
+        association = self._association(self._acting)
         now = _stamp(None, _now())
-        issue = self._new_issue(str(title), text, labels, self.login, association, now, now)
+        issue = self._new_issue(str(title), text, labels, self._acting, association, now, now)
         rendered = self._render_issue(issue)
         return Response(201, rendered, {"Location": rendered["url"]})
 
@@ -729,7 +781,7 @@ class FakeGitHub:
         if "body" in body:
             if body["body"] is not None and not isinstance(body["body"], str):
                 raise _Problem(422, "Validation Failed", [_invalid("Issue", "body")])
-            issue["body"] = body["body"]
+            self._revise(issue, body["body"], self._acting, now)
         reason = body.get("state_reason")
         if reason is not None and reason not in STATE_REASONS:
             raise _Problem(422, "Validation Failed", [_invalid("Issue", "state_reason")])
@@ -738,7 +790,7 @@ class FakeGitHub:
             if state not in ("open", "closed"):
                 raise _Problem(422, "Validation Failed", [_invalid("Issue", "state")])
             if state == "closed" and issue["state"] == "open":
-                issue.update(state="closed", closed_at=now, closed_by=self.login)
+                issue.update(state="closed", closed_at=now, closed_by=self._acting)
                 issue["state_reason"] = reason or "completed"
             elif state == "open" and issue["state"] == "closed":
                 issue.update(state="open", closed_at=None, closed_by=None)
@@ -771,8 +823,8 @@ class FakeGitHub:
         if not isinstance(text, str) or not text:
             raise _Problem(422, 'Invalid request.\n\n"body" wasn\'t supplied.')
         now = _stamp(None, _now())
-        association = self._association(self.login)
-        comment = self._new_comment(issue, text, self.login, association, now, now)
+        association = self._association(self._acting)
+        comment = self._new_comment(issue, text, self._acting, association, now, now)
         issue["updated_at"] = now
         rendered = self._render_comment(comment)
         return Response(201, rendered, {"Location": rendered["url"]})
@@ -797,6 +849,14 @@ class FakeGitHub:
     def _get_comment(self, ident: str, *, query: dict[str, str], body: JSON | None) -> Response:
         return Response(200, self._render_comment(self._comment_or_404(ident)))
 
+    def _edit_comment(self, ident: str, *, query: dict[str, str], body: JSON | None) -> Response:
+        comment = self._comment_or_404(ident)
+        text = (body or {}).get("body")
+        if not isinstance(text, str) or not text:
+            raise _Problem(422, 'Invalid request.\n\n"body" wasn\'t supplied.')
+        comment.update(body=text, updated_at=_stamp(None, _now()))
+        return Response(200, self._render_comment(comment))
+
     def _list_reactions(self, ident: str, *, query: dict[str, str], body: JSON | None) -> Response:
         comment = self._comment_or_404(ident)
         reactions = [
@@ -815,14 +875,14 @@ class FakeGitHub:
         for reaction in self._state["reactions"]:
             if (reaction["comment"], reaction["user"], reaction["content"]) == (
                 comment["id"],
-                self.login,
+                self._acting,
                 content,
             ):
                 return Response(200, self._render_reaction(reaction))
         reaction = {
             "id": self._next_id(),
             "comment": comment["id"],
-            "user": self.login,
+            "user": self._acting,
             "content": content,
             "created_at": _stamp(None, _now()),
         }
@@ -874,6 +934,89 @@ class FakeGitHub:
         user["role_name"] = permission
         legacy = {"maintain": "write", "triage": "read"}.get(permission, permission)
         return Response(200, {"permission": legacy, "role_name": permission, "user": user})
+
+    # -- GraphQL ---------------------------------------------------------------------------
+
+    def _graphql(self, body: JSON | None) -> Response:
+        """``POST /graphql``: a query over the repository's issues and their edit history,
+        answered as GitHub answers (200, ``data``, and ``errors`` for what failed)."""
+        request = body or {}
+        variables = request.get("variables") or {}
+        if not isinstance(request.get("query"), str) or not isinstance(variables, dict):
+            return Response(200, {"errors": [{"message": "A query attribute must be specified"}]})
+        try:
+            fields = _GraphParser(request["query"]).document()
+            missing: list[JSON] = []
+            root = {"__typename": "Query", "repository": self._graph_repository}
+            data = _select_fields(root, fields, variables, [], missing)
+        except _GraphQLError as error:
+            return Response(200, {"errors": [error.render()]})
+        answer: JSON = {"data": data}
+        if missing:
+            answer["errors"] = missing
+        return Response(200, answer)
+
+    def _graph_repository(self, owner: str, name: str) -> JSON:
+        if f"{owner}/{name}".lower() != self.repository.lower():
+            raise _GraphQLError(
+                f"Could not resolve to a Repository with the name '{owner}/{name}'.",
+                kind="NOT_FOUND",
+            )
+        return {
+            "__typename": "Repository",
+            "nameWithOwner": self.repository,
+            "issue": self._graph_issue,
+        }
+
+    def _graph_issue(self, number: int) -> JSON:
+        issue = self._find_issue(int(number))
+        if issue is None or issue["pull_request"]:
+            raise _GraphQLError(
+                f"Could not resolve to an Issue with the number of {number}.", kind="NOT_FOUND"
+            )
+        edits = issue.get("edits") or []
+        # GitHub lists the revisions newest first.
+        nodes = [self._graph_edit(edit) for edit in reversed(edits)]
+        return {
+            "__typename": "Issue",
+            "id": f"I_fake{issue['id']}",
+            "number": issue["number"],
+            "title": issue["title"],
+            "body": issue["body"] or "",
+            "createdAt": issue["created_at"],
+            "updatedAt": issue["updated_at"],
+            "lastEditedAt": edits[-1]["edited_at"] if edits else None,
+            "includesCreatedEdit": bool(edits),
+            "author": self._graph_actor(issue["user"]),
+            "editor": self._graph_actor(edits[-1]["editor"]) if edits else None,
+            "userContentEdits": lambda first=None, last=None: _connection(
+                "userContentEdits", nodes, first, last
+            ),
+        }
+
+    def _graph_edit(self, edit: JSON) -> JSON:
+        return {
+            "__typename": "UserContentEdit",
+            "id": f"UCE_fake{edit['id']}",
+            "createdAt": edit["edited_at"],
+            "updatedAt": edit["edited_at"],
+            "editedAt": edit["edited_at"],
+            "deletedAt": None,
+            "deletedBy": None,
+            "diff": edit["body"],
+            "editor": self._graph_actor(edit["editor"]),
+        }
+
+    def _graph_actor(self, login: str | None) -> JSON | None:
+        if login is None:
+            return None  # a deleted account: GitHub answers null
+        kind = self._user(login)["type"]
+        shown = login.removesuffix("[bot]") if kind == "Bot" else login
+        return {
+            "__typename": "Bot" if kind == "Bot" else "User",
+            "login": shown,  # a bot's login without "[bot]", as GraphQL gives it
+            "url": f"{self.web_url}/{quote(login)}",
+        }
 
     # -- pagination ------------------------------------------------------------------------
 
@@ -974,9 +1117,24 @@ class FakeGitHub:
             "updated_at": updated,
             "closed_at": None,
             "closed_by": None,
+            "edits": [],
         }
         self._state["issues"].append(issue)
         return issue
+
+    def _revise(self, issue: JSON, body: str | None, editor: str, when: str) -> None:
+        """Change the body, keeping the revision as GitHub does: an issue's first edit
+        also keeps the body as created, by its author."""
+        if body == issue["body"]:
+            return  # no revision for a body that did not change
+        edits = issue.setdefault("edits", [])
+        if not edits:
+            edits.append(self._revision(issue["user"], issue["created_at"], issue["body"]))
+        issue["body"] = body
+        edits.append(self._revision(editor, when, body))
+
+    def _revision(self, editor: str, when: str, body: str | None) -> JSON:
+        return {"id": self._next_id(), "editor": editor, "edited_at": when, "body": body or ""}
 
     def _new_comment(
         self,
@@ -1228,6 +1386,233 @@ def _count(by_route: dict[str, int], method: str | None, pattern: str | None) ->
     return total
 
 
+# -- GraphQL: the part of the language a client of this fake sends ------------------------
+
+_GRAPHQL_TOKEN = re.compile(
+    r"(?P<skip>[\s,]+|#[^\n]*)|(?P<punct>\.\.\.|[{}():!$=\[\]@])"
+    r'|(?P<name>[_A-Za-z][_0-9A-Za-z]*)|(?P<number>-?\d+)|(?P<string>"(?:[^"\\\n]|\\.)*")'
+)
+_GRAPHQL_PAGE_LIMIT = 100
+
+
+class _GraphQLError(Exception):
+    """A query GitHub would refuse (``kind=None``) or a thing it did not find (NOT_FOUND:
+    that field is null and the rest of the answer stands)."""
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.path: list[str] = []
+
+    def render(self) -> JSON:
+        found: JSON = {"message": self.message, "locations": [{"line": 1, "column": 1}]}
+        if self.path:
+            found["path"] = self.path
+        if self.kind:
+            found["type"] = self.kind
+        return found
+
+
+class _GraphField(NamedTuple):
+    name: str
+    key: str  # the alias, or the name
+    arguments: dict[str, Any]  # literal values, or _GraphVariable
+    selections: tuple[_GraphField, ...]
+
+
+class _GraphVariable(NamedTuple):
+    name: str
+
+
+class _GraphParser:
+    """Queries: an optional ``query Name($variable: Type)`` head and nested fields, with
+    aliases and arguments. No fragments, directives or mutations: a client of this fake
+    does not send them, and it answers them with an error."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens: list[tuple[str, str]] = []
+        position = 0
+        while position < len(text):
+            match = _GRAPHQL_TOKEN.match(text, position)
+            if match is None:
+                raise _GraphQLError(f'Parse error on "{text[position]}"')
+            position = match.end()
+            if match.lastgroup != "skip":
+                self.tokens.append((str(match.lastgroup), match.group()))
+        self.at = 0
+
+    def document(self) -> tuple[_GraphField, ...]:
+        kind, word = self._peek()
+        if (kind, word) == ("name", "query"):
+            self.at += 1
+            if self._peek()[0] == "name":
+                self.at += 1
+            if self._peek()[1] == "(":
+                while self._take() != ")":
+                    pass
+        elif kind == "name":
+            raise _GraphQLError(f"this fake answers queries, not a {word}")
+        fields = self._selection_set()
+        if self._peek()[0] != "end":
+            raise _GraphQLError(f'Parse error on "{self._peek()[1]}"')
+        return fields
+
+    def _peek(self) -> tuple[str, str]:
+        return self.tokens[self.at] if self.at < len(self.tokens) else ("end", "")
+
+    def _take(self, wanted: str | None = None) -> str:
+        kind, word = self._peek()
+        if kind == "end" or (wanted is not None and word != wanted):
+            raise _GraphQLError(f'Parse error on "{word or "end of file"}"')
+        self.at += 1
+        return word
+
+    def _name(self) -> str:
+        if self._peek()[0] != "name":
+            raise _GraphQLError(f'Parse error on "{self._peek()[1] or "end of file"}"')
+        return self._take()
+
+    def _selection_set(self) -> tuple[_GraphField, ...]:
+        self._take("{")
+        fields = []
+        while self._peek()[1] != "}":
+            if self._peek()[1] in ("...", "@"):
+                raise _GraphQLError("this fake reads no fragments or directives")
+            fields.append(self._field())
+        self._take("}")
+        return tuple(fields)
+
+    def _field(self) -> _GraphField:
+        key = name = self._name()
+        if self._peek()[1] == ":":
+            self._take(":")
+            name = self._name()
+        arguments: dict[str, Any] = {}
+        if self._peek()[1] == "(":
+            self._take("(")
+            while self._peek()[1] != ")":
+                argument = self._name()
+                self._take(":")
+                arguments[argument] = self._value()
+            self._take(")")
+        selections = self._selection_set() if self._peek()[1] == "{" else ()
+        return _GraphField(name, key, arguments, selections)
+
+    def _value(self) -> Any:
+        kind, word = self._peek()
+        if word == "$":
+            self._take("$")
+            return _GraphVariable(self._name())
+        self._take()
+        if kind == "number":
+            return int(word)
+        if kind == "string":
+            return json.loads(word)
+        if kind == "name":
+            return {"true": True, "false": False, "null": None}.get(word, word)
+        raise _GraphQLError(f'Parse error on "{word}"')
+
+
+def _select_fields(
+    value: JSON,
+    fields: Sequence[_GraphField],
+    variables: dict[str, Any],
+    path: list[str],
+    missing: list[JSON],
+) -> JSON:
+    """The fields asked of one object. An object is a dict with its ``__typename``; a
+    field's value is plain, or a function of the field's arguments."""
+    return {field.key: _resolve_field(value, field, variables, path, missing) for field in fields}
+
+
+def _resolve_field(
+    value: JSON,
+    field: _GraphField,
+    variables: dict[str, Any],
+    path: list[str],
+    missing: list[JSON],
+) -> Any:
+    typename = value["__typename"]
+    where = [*path, field.key]
+    if field.name not in value:
+        raise _GraphQLError(f"Field '{field.name}' doesn't exist on type '{typename}'")
+    arguments = {}
+    for name, given in field.arguments.items():
+        if isinstance(given, _GraphVariable) and given.name not in variables:
+            raise _GraphQLError(f"Variable ${given.name} is used but not provided")
+        arguments[name] = variables[given.name] if isinstance(given, _GraphVariable) else given
+    entry = value[field.name]
+    try:
+        if callable(entry):
+            found = entry(**arguments)
+        elif arguments:
+            raise TypeError
+        else:
+            found = entry
+    except TypeError:
+        names = ", ".join(arguments)
+        raise _GraphQLError(f"Field '{field.name}' doesn't accept argument(s) {names}") from None
+    except _GraphQLError as error:
+        if error.kind != "NOT_FOUND":
+            raise
+        error.path = where
+        missing.append(error.render())
+        return None
+    return _shape(found, field, variables, where, missing)
+
+
+def _shape(
+    found: Any,
+    field: _GraphField,
+    variables: dict[str, Any],
+    path: list[str],
+    missing: list[JSON],
+) -> Any:
+    if found is None:
+        return None
+    if isinstance(found, list):
+        return [_shape(item, field, variables, path, missing) for item in found]
+    if isinstance(found, dict):
+        if not field.selections:
+            raise _GraphQLError(
+                f"Field must have selections (field '{field.name}' returns "
+                f"{found['__typename']} but has no selections.)"
+            )
+        return _select_fields(found, field.selections, variables, path, missing)
+    if field.selections:
+        raise _GraphQLError(f"Selections can't be made on scalars (field '{field.name}')")
+    return found
+
+
+def _connection(name: str, nodes: list[JSON], first: int | None, last: int | None) -> JSON:
+    """A connection's page: ``first`` N nodes in its order, or the ``last`` N."""
+    if first is None and last is None:
+        raise _GraphQLError(
+            f"You must provide a `first` or `last` value to properly paginate the `{name}` "
+            "connection."
+        )
+    count = first if first is not None else last
+    assert count is not None
+    if count < 0 or count > _GRAPHQL_PAGE_LIMIT:
+        bound = "first" if first is not None else "last"
+        raise _GraphQLError(
+            f"Requesting {count} records on the `{name}` connection exceeds the `{bound}` "
+            f"limit of {_GRAPHQL_PAGE_LIMIT} records."
+        )
+    chosen = nodes[:count] if first is not None else nodes[max(len(nodes) - count, 0) :]
+    return {
+        "__typename": "UserContentEditConnection",
+        "totalCount": len(nodes),
+        "nodes": chosen,
+        "pageInfo": {
+            "__typename": "PageInfo",
+            "hasNextPage": first is not None and len(nodes) > count,
+            "hasPreviousPage": last is not None and len(nodes) > count,
+        },
+    }
+
+
 _Endpoint = Callable[..., Response]
 _ROUTES: list[tuple[str, re.Pattern[str], _Endpoint]] = [
     (verb, re.compile(pattern), handler)
@@ -1237,6 +1622,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Endpoint]] = [
         ("POST", r"/issues", FakeGitHub._create_issue),
         ("GET", r"/issues/comments", FakeGitHub._list_repo_comments),
         ("GET", r"/issues/comments/(\d+)", FakeGitHub._get_comment),
+        ("PATCH", r"/issues/comments/(\d+)", FakeGitHub._edit_comment),
         ("GET", r"/issues/comments/(\d+)/reactions", FakeGitHub._list_reactions),
         ("POST", r"/issues/comments/(\d+)/reactions", FakeGitHub._create_reaction),
         ("GET", r"/issues/(\d+)", FakeGitHub._get_issue),
@@ -1256,6 +1642,8 @@ _CONTROLS: dict[str, Callable[..., Any]] = {
     "/_fake/labels": FakeGitHub.add_label,
     "/_fake/issues": FakeGitHub.add_issue,
     "/_fake/comments": FakeGitHub.add_comment,
+    "/_fake/comment-edits": FakeGitHub.edit_comment,
+    "/_fake/tokens": FakeGitHub.add_token,
     "/_fake/faults": FakeGitHub.fail,
     "/_fake/rate-limits": FakeGitHub.rate_limit,
 }
@@ -1328,6 +1716,9 @@ class RemoteFakeGitHub:
         user: JSON = self._call("POST", "/_fake/users", {"login": login, "type": type})
         return user
 
+    def add_token(self, token: str, login: str) -> None:
+        self._call("POST", "/_fake/tokens", {"token": token, "login": login})
+
     def set_permission(self, login: str, permission: str) -> None:
         self._call("POST", "/_fake/permissions", {"login": login, "permission": permission})
 
@@ -1345,6 +1736,12 @@ class RemoteFakeGitHub:
             "POST", "/_fake/comments", {"issue": issue, "body": body, **options}
         )
         return comment
+
+    def edit_comment(self, comment: int, body: str, **options: Any) -> JSON:
+        edited: JSON = self._call(
+            "POST", "/_fake/comment-edits", {"comment": comment, "body": body, **options}
+        )
+        return edited
 
     def fail(
         self, method: str, path: str, status: int = 500, *, times: int = 1, apply: bool = False

@@ -114,11 +114,14 @@ class Pool:
         *,
         agent_seconds: float,
         meet_seconds: float | None = None,
+        memento: Sequence[str] = (sys.executable, "-m", "memento_gh"),
     ) -> None:
         """``workers`` clones of an origin holding ``plan``; each agent run sleeps
         ``agent_seconds``, and with ``meet_seconds`` the first run waits that long at most
-        for a second one to start (``SLEEPY_MEET`` of ``testing/agents/sleepy.py``)."""
+        for a second one to start (``SLEEPY_MEET`` of ``testing/agents/sleepy.py``).
+        ``memento`` is the command that starts memento (an installed one, for a benchmark)."""
         self.folder = folder
+        self.memento = list(memento)
         self.origin = bare_repo(folder / "origin.git")
         self.log = folder / "agent-runs.log"
         self.agent_seconds = agent_seconds
@@ -160,9 +163,7 @@ class Pool:
     ) -> subprocess.Popen[str]:
         """``memento run --push`` in worker ``index``'s clone (1-based), until the plan rests."""
         argv = [
-            sys.executable,
-            "-m",
-            "memento_gh",
+            *self.memento,
             "run",
             "--every",
             "0.2s",

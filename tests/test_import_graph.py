@@ -34,6 +34,7 @@ PURE = (
     "memento_gh.formats.project_map",
     "memento_gh.controls.model",
     "memento_gh.github.events",
+    "memento_gh.github.boxes",
     "memento_gh.github.render",
     "memento_gh.github.reconcile",
     "memento_gh.dashboard.snapshot",

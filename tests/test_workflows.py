@@ -260,28 +260,52 @@ def test_ci_runs_the_test_command_with_read_only_permissions() -> None:
 
 HUMAN = {"login": "ada", "type": "User"}
 BOT = {"login": "renovate[bot]", "type": "Bot"}
+DASHBOARD = ("memento", "memento:dashboard")
 
 
-def comment(sender: dict[str, str], on_pull_request: bool = False) -> dict[str, Any]:
-    issue: dict[str, Any] = {"number": 7, "title": "T-201 BLOCKED: schema"}
+def comment(
+    sender: dict[str, str],
+    on_pull_request: bool = False,
+    *,
+    association: str = "OWNER",
+    labels: tuple[str, ...] = ("memento", "memento:blocked"),
+) -> dict[str, Any]:
+    """A comment by ``sender`` on a blocked task's issue (by default, an owner's)."""
+    issue: dict[str, Any] = {
+        "number": 7,
+        "title": "T-201 BLOCKED: schema",
+        "labels": [{"name": name} for name in labels],
+    }
     if on_pull_request:
         issue["pull_request"] = {"url": "http://127.0.0.1:9/pulls/7"}
-    return {
-        "action": "created",
-        "issue": issue,
-        "comment": {"id": 1, "body": "use redis", "user": sender},
-        "sender": sender,
-    }
+    body = {"id": 1, "body": "use redis", "user": sender, "author_association": association}
+    return {"action": "created", "issue": issue, "comment": body, "sender": sender}
+
+
+def edit(sender: dict[str, str], labels: tuple[str, ...] = DASHBOARD) -> dict[str, Any]:
+    """An edit by ``sender`` of the dashboard issue (or of one labelled ``labels``)."""
+    issue = {"number": 3, "labels": [{"name": name} for name in labels]}
+    return {"action": "edited", "issue": issue, "sender": sender}
 
 
 IF_CASES = [
     ("schedule", {"schedule": "*/30 * * * *"}, True),
     ("workflow_dispatch", {"inputs": {"command": "pause"}, "sender": HUMAN}, True),
     ("issue_comment", comment(HUMAN), True),
+    ("issue_comment", comment(HUMAN, association="MEMBER"), True),
+    ("issue_comment", comment(HUMAN, association="COLLABORATOR"), True),
     ("issue_comment", comment(HUMAN, on_pull_request=True), False),
     ("issue_comment", comment(BOT), False),
-    ("issues", {"action": "edited", "issue": {"number": 3}, "sender": HUMAN}, True),
-    ("issues", {"action": "edited", "issue": {"number": 3}, "sender": BOT}, False),
+    # A stranger's comment never takes the one waiting place in the group.
+    ("issue_comment", comment(HUMAN, association="NONE"), False),
+    ("issue_comment", comment(HUMAN, association="CONTRIBUTOR"), False),
+    ("issue_comment", comment(HUMAN, association="FIRST_TIME_CONTRIBUTOR"), False),
+    ("issue_comment", comment(HUMAN, labels=()), False),  # not a memento issue
+    ("issue_comment", comment(HUMAN, labels=("bug",)), False),
+    ("issues", edit(HUMAN), True),
+    ("issues", edit(BOT), False),
+    ("issues", edit(HUMAN, labels=("memento", "memento:blocked")), False),  # not the dashboard
+    ("issues", edit(HUMAN, labels=()), False),
 ]
 
 
@@ -329,13 +353,42 @@ def test_the_example_runs_only_where_it_is_switched_on(
     assert run.ran_job("memento") is runs, run.log
 
 
+@needs_act
+@pytest.mark.parametrize(
+    ("event", "payload", "runs"),
+    [
+        ("issue_comment", comment(HUMAN, association="NONE"), False),
+        ("issue_comment", comment(HUMAN, labels=()), False),
+        ("issues", edit(HUMAN, labels=()), False),
+        ("issues", edit(HUMAN), True),
+    ],
+)
+def test_the_example_starts_a_run_for_what_the_template_does(
+    tmp_path: Path, event: str, payload: dict[str, Any], runs: bool
+) -> None:
+    text = (OWN / "memento.yml").read_text(encoding="utf-8")
+    repo = repository_with_origin(
+        tmp_path, {".github/workflows/memento.yml": with_an_echo_for_steps(text)}
+    )
+
+    run = run_workflow(
+        repo,
+        ".github/workflows/memento.yml",
+        event,
+        payload,
+        variables={"MEMENTO_ENABLED": "true"},
+    )
+
+    assert run.ran_job("memento") is runs, run.log
+
+
 MATRIX_CASES = [
     ("schedule", {"schedule": "*/30 * * * *"}, 3),
     ("workflow_dispatch", {"inputs": {"command": "tick"}, "sender": HUMAN}, 3),
     ("workflow_dispatch", {"inputs": {"command": ""}, "sender": HUMAN}, 3),
     ("workflow_dispatch", {"inputs": {"command": "pause"}, "sender": HUMAN}, 1),
     ("issue_comment", comment(HUMAN), 1),
-    ("issues", {"action": "edited", "issue": {"number": 3}, "sender": HUMAN}, 1),
+    ("issues", edit(HUMAN), 1),
 ]
 
 

@@ -149,6 +149,23 @@ def test_binary_files_are_flagged_and_count_no_lines(repo: Path) -> None:
     ]
 
 
+def test_sizes_are_the_bytes_each_added_or_changed_path_holds_in_the_work_tree(
+    repo: Path,
+) -> None:
+    write(repo, "logo.bin", LOGO + b"\0more")
+    write(repo, "new/data.txt", "12345\n")
+    (repo / "README.md").unlink()
+    (repo / "src/app.py").unlink()
+    (repo / "src/app.py").symlink_to("../logo.bin")
+    workspace = Workspace(repo)
+
+    assert workspace.sizes(workspace.changes()) == {
+        "logo.bin": len(LOGO) + 5,
+        "new/data.txt": 6,
+        "src/app.py": len("../logo.bin"),
+    }
+
+
 def test_a_file_replaced_by_a_link_is_a_typechange(repo: Path) -> None:
     (repo / "src/app.py").unlink()
     (repo / "src/app.py").symlink_to("../README.md")

@@ -105,15 +105,20 @@ def record_refused(
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     wait: float = 30.0,
 ) -> None:
-    """A control from a comment that could not be applied still leaves a trace: an event in
-    the status log, committed with the comment's source, so that the refusal is visible and
-    the same comment is not tried (and answered) again on every run."""
+    """A control from a comment or a dashboard box that could not be applied still leaves a
+    trace: an event in the status log, committed with its source, so that the refusal is
+    visible and the same comment or box is not tried (and answered) again on every run."""
     if not control.source:
         return
     try:
         with repo_lock(layout.lock, wait=wait):
             status = files.read_text(layout.status) if layout.status.exists() else STATUS_HEADER
-            what = describe(control) if control.action != "note" else "note"
+            # What was asked, not what applying it would have said ("tick_mode is now ...").
+            what = (
+                describe(control)
+                if control.action in ("retry", "skip", "learn")
+                else control.action
+            )
             line = f"Control not applied ({what}): {' '.join(reason.split())}"
             event = status_log.render_event(clock(), line)
             files.write_atomic(layout.status, status_log.append(status, event))

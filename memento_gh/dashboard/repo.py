@@ -183,7 +183,7 @@ def commit_diff(layout: Layout, tick: int, task_id: str) -> str:
     sha = entry.commit or _commit_of(layout.root, tick, task_id)
     if sha is None:
         raise Rejected(404, f"no commit records tick #{tick} of {task_id} on this branch")
-    shown = run_git(
+    shown = _git_output(
         layout.root,
         "show",
         "--no-color",
@@ -205,7 +205,7 @@ def commit_diff(layout: Layout, tick: int, task_id: str) -> str:
 
 def _commit_of(root: Path, tick: int, task_id: str) -> str | None:
     """The commit whose trailers name this tick and task (the entry cannot name its own)."""
-    found = run_git(
+    found = _git_output(
         root,
         "log",
         "-1",
@@ -218,7 +218,7 @@ def _commit_of(root: Path, tick: int, task_id: str) -> str | None:
     return sha or None
 
 
-def run_git(root: Path, *args: str) -> bytes | None:
+def _git_output(root: Path, *args: str) -> bytes | None:
     """git's stdout, or None when it fails (not a repository, an unknown commit, no git,
     no answer within ``GIT_TIMEOUT`` seconds): the page then says what it cannot show."""
     try:

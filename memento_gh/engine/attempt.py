@@ -3,13 +3,14 @@ the task's verify command. Nothing here records anything (``results.py`` does)."
 
 from __future__ import annotations
 
-from memento_gh import files
+from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
 from memento_gh.engine import (
     agents,
     context,
     fingerprint,
     guards,
+    hidden,
     lessons,
     prompt,
     special_files,
@@ -37,9 +38,14 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     head = workspace.quick_head()
     git_files = workspace.git_state()
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
+    task_files = hidden.stamp_files(
+        session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file
+    )
+    index = gitindex.KeptIndex(session.root, workspace.index_file)
     result, tree = run_agent(session, claim, settings)
-    # Before git looks: it cannot even hash a FIFO in place of a tracked file.
+    # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
     violations = _process_problems(result) + _remove_strays(tree)
+    violations += hidden.index_messages(index.put_back())  # before git reads the index again
     pending = workspace.start_status()  # git looks while .git/ and the plan are read
     try:
         git_changed = workspace.git_state() != git_files
@@ -56,12 +62,15 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         violations.append("the agent changed git's configuration or hooks under .git/")
     if not plan_untouched:
         violations.append(f"the agent edited {session.plan_file.shown_as}")
-    changes = agent_changes(session, plan_untouched, after)
+    changes, hid = _all_changes(session, plan_untouched, after, task_files, head)
+    violations += hid
     found = guards.check_guards(
         changes,
         claim.task,
         max_diff_lines=settings.max_diff_lines,
         protected=guards.protected_paths(session.layout.plan_dir),
+        max_file_size=settings.max_file_size,
+        sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
     if violations:
@@ -69,6 +78,25 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
     check = run_verify(session, claim, settings)
     return Attempt((), check, result, tuple(changes), started, seen)
+
+
+def _all_changes(
+    session: Session,
+    plan_untouched: bool,
+    after: TreeStatus | None,
+    task_files: hidden.Stamps,
+    head: str | None,
+) -> tuple[list[FileChange], list[str]]:
+    """The agent's change, including the task's files that git's index hid (made visible to
+    git, so that the guards judge them and a rollback restores them), and the violation
+    that names those."""
+    changes = agent_changes(session, plan_untouched, after)
+    seen = {path for change in changes for path in (change.path, change.old_path) if path}
+    exposed = hidden.expose(session.root, task_files, head, seen)
+    if not exposed:
+        return changes, []
+    changes = agent_changes(session, plan_untouched, None)
+    return changes, hidden.hidden_messages(exposed, changes)
 
 
 def _process_problems(result: AgentResult) -> list[str]:
@@ -155,6 +183,7 @@ def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
         context=gathered,
         lessons=lessons.lessons_for(session.ledger, task, settings, session.clock()),
         max_diff_lines=settings.max_diff_lines,
+        notes_file=layout.notes.relative_to(layout.root).as_posix(),
     )
 
 

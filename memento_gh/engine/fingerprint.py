@@ -6,7 +6,6 @@ memento's reach did) would put bytes nobody checked into the commit: the attempt
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -54,6 +53,10 @@ def _state(path: Path) -> bytes:
         return b"absent"
     except OSError as error:
         return f"unreadable:{error.errno}".encode()
+    # Imported here, as gitindex does: importing hashlib (OpenSSL) costs 11M instructions,
+    # which a tick whose agent changed nothing need not pay.
+    import hashlib
+
     digest = hashlib.sha256(b"executable:" if mode & stat.S_IXUSR else b"file:")
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):

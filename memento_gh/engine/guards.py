@@ -10,35 +10,45 @@ One violation per offending path, by the first rule it breaks in this order:
    ``.memento/``, ``.memento_ignore``, ``.memento_cleanignore``, ``.github/``, ``.git/``),
    even where ``context_files`` would allow them;
 2. ``guard_file``: a path that matches the task's ``guard_files``;
-3. ``outside_context``: a path that matches none of the task's ``context_files``.
+3. ``outside_context``: a path that matches none of the task's ``context_files``;
+4. ``file_too_large``: a file the change adds or changes that is bigger than
+   ``max_file_size`` in the work tree (what a commit would store).
 
 Then at most one ``diff_too_large`` for the whole change: added plus removed lines above
-``max_diff_lines``. A binary file has no lines; each binary change counts as
-``BINARY_CHANGE_LINES`` so that it shows in the total without dwarfing it (git's numstat gives
-binary files no line count, and a binary file cannot be the full-file rewrite of source this
-guard exists to catch).
+``max_diff_lines``. A binary file has no lines (git's numstat gives it none), yet it is what
+fills a repository: it counts as its size in lines ``max_file_size / max_diff_lines`` bytes
+wide (25 kB with the defaults), at least ``BINARY_CHANGE_LINES``. So a binary file of
+``max_file_size`` takes the whole change's room, binary files together can add no more than
+``max_file_size`` to one change, and a mix of text and binaries shares the room; a plan that
+raises ``max_file_size`` to hold larger assets makes each of them count less. A deleted
+binary counts the least: it has no size left, and it adds nothing to the repository.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import NamedTuple, Protocol
 
 from memento_gh.changes import DELETED
 from memento_gh.engine.globs import first_match
 from memento_gh.layout import MAP_NAME, NOTES_NAME, PLAN_NAME, STATE_NAME, STATUS_NAME
+from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import Task
 
 GUARD_FILE = "guard_file"
 OUTSIDE_CONTEXT = "outside_context"
 PROTECTED = "protected"
 DIFF_TOO_LARGE = "diff_too_large"
+FILE_TOO_LARGE = "file_too_large"
 #: Rules the orchestrator checks itself (they are not about the file change).
 HEAD_MOVED = "head_moved"
 GIT_INTERNALS = "git_internals"
 
+#: The least a binary change counts in the diff guard.
 BINARY_CHANGE_LINES = 1
+_DEFAULTS = Settings()
+_NO_SIZES: Mapping[str, int] = {}
 
 #: Repository-root paths no agent may change, whatever the plan's directory.
 ROOT_PROTECTED = (".memento/", ".memento_ignore", ".memento_cleanignore", ".github/", ".git/")
@@ -82,8 +92,12 @@ def check_guards(
     *,
     max_diff_lines: int,
     protected: Sequence[str],
+    max_file_size: int = _DEFAULTS.max_file_size,
+    sizes: Mapping[str, int] = _NO_SIZES,
 ) -> list[Violation]:
-    """Every limit the change breaks, in path order, then the size limit; [] when it keeps all."""
+    """Every limit the change breaks, in path order, then the size limit; [] when it keeps all.
+    ``sizes`` holds the bytes of each path the change adds or changes, as the work tree has
+    it (a path it leaves out counts as empty)."""
     ordered = sorted(changes, key=lambda change: (change.path, change.old_path or ""))
     violations: list[Violation] = []
     seen: set[str] = set()
@@ -92,19 +106,41 @@ def check_guards(
             if path in seen:
                 continue
             found = _path_violation(path, how, task, protected)
+            if found is None and path == change.path and change.kind != DELETED:
+                found = _file_size_violation(path, sizes.get(path, 0), max_file_size)
             if found is not None:
                 seen.add(path)
                 violations.append(found)
-    size = _diff_size_violation(ordered, max_diff_lines)
+    room = Room(max_diff_lines, max_file_size)
+    size = _diff_size_violation(ordered, room, sizes)
     if size is not None:
         violations.append(size)
     return violations
 
 
-def diff_lines(changes: Iterable[Change]) -> int:
-    """The size of a change as the diff guard counts it (and the status log shows it)."""
+class Room(NamedTuple):
+    """How much one change may hold: lines of text, bytes of one file."""
+
+    max_diff_lines: int = _DEFAULTS.max_diff_lines
+    max_file_size: int = _DEFAULTS.max_file_size
+
+    def binary_lines(self, size: int) -> int:
+        """The lines a binary file of ``size`` bytes counts as: one per started
+        ``max_file_size / max_diff_lines`` bytes, at least ``BINARY_CHANGE_LINES``."""
+        started = -(-size * self.max_diff_lines // self.max_file_size)  # a whole ceiling
+        return max(BINARY_CHANGE_LINES, started)
+
+
+def diff_lines(
+    changes: Iterable[Change], sizes: Mapping[str, int] = _NO_SIZES, room: Room | None = None
+) -> int:
+    """The size of a change as the diff guard counts it: its lines added and removed, and
+    each binary file by its size in ``sizes`` (see the module's docstring)."""
+    room = room or Room()
     return sum(
-        change.added + change.removed + (BINARY_CHANGE_LINES if change.binary else 0)
+        change.added
+        + change.removed
+        + (room.binary_lines(sizes.get(change.path, 0)) if change.binary else 0)
         for change in changes
     )
 
@@ -151,17 +187,55 @@ def _path_violation(path: str, how: str, task: Task, protected: Sequence[str]) -
     return None
 
 
-def _diff_size_violation(changes: Sequence[Change], limit: int) -> Violation | None:
-    total = diff_lines(changes)
+def _file_size_violation(path: str, size: int, limit: int) -> Violation | None:
+    if size <= limit:
+        return None
+    shown, most = show_sizes(size, limit)
+    return Violation(
+        FILE_TOO_LARGE,
+        path,
+        f"{path} is {shown}, more than max_file_size ({most}): keep files that large out of "
+        "the repository, or raise max_file_size in the plan's Meta",
+    )
+
+
+def _diff_size_violation(
+    changes: Sequence[Change], room: Room, sizes: Mapping[str, int]
+) -> Violation | None:
+    total = diff_lines(changes, sizes, room)
+    limit = room.max_diff_lines
     if total <= limit:
         return None
     added = sum(change.added for change in changes)
     removed = sum(change.removed for change in changes)
-    binary = sum(1 for change in changes if change.binary)
-    binaries = f", {binary} binary file{'s' if binary != 1 else ''}" if binary else ""
+    binaries = [change.path for change in changes if change.binary]
+    counted = total - added - removed
+    shown = ""
+    if binaries:
+        shown = f", {len(binaries)} binary file{'s' if len(binaries) != 1 else ''}"
+        if counted != len(binaries) * BINARY_CHANGE_LINES:
+            size = show_sizes(sum(sizes.get(path, 0) for path in binaries))[0]
+            shown += f" of {size} counted as {counted} lines"
     return Violation(
         DIFF_TOO_LARGE,
         None,
-        f"the change has {total} changed lines (+{added} -{removed}{binaries}), more than "
+        f"the change has {total} changed lines (+{added} -{removed}{shown}), more than "
         f"max_diff_lines ({limit}): a possible full-file rewrite",
     )
+
+
+def show_sizes(*sizes: int) -> tuple[str, ...]:
+    """Byte counts for a person: ``20 MB``, ``1.2 MB``, ``512 bytes`` (kB, MB, GB are powers
+    of 1000, as in ``max_file_size: 5MB``); exact counts when rounding would show two
+    different sizes alike."""
+    shown = tuple(_rounded(size) for size in sizes)
+    if len(set(shown)) < len(set(sizes)):
+        return tuple(f"{size:,} bytes" for size in sizes)
+    return shown
+
+
+def _rounded(size: int) -> str:
+    for unit, factor in (("GB", 1000**3), ("MB", 1000**2), ("kB", 1000)):
+        if size >= factor:
+            return f"{size / factor:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} byte{'s' if size != 1 else ''}"

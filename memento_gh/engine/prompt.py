@@ -2,9 +2,9 @@
 
 The prompt holds the system prompt, the task's own lines of the plan, its ``verify`` command,
 the files it may and may not change, its module's ``PROJECT_MAP.md`` entry, the unread notes
-for it or for every task, and the content of its ``context_files`` - never the rest of the
-plan, so its size does not grow with the plan. A pure function: the same inputs give the
-same bytes.
+for it or for every task (at most ``NOTES_BUDGET`` bytes of them), and the content of its
+``context_files`` - never the rest of the plan, so its size does not grow with the plan. A
+pure function: the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -42,6 +42,16 @@ _NOTE_TEXT = {
     SPECIAL: "not a regular file (a FIFO, socket or device): content not shown",
 }
 _BACKTICK_RUN = re.compile(r"`+")
+
+#: The most bytes (UTF-8) of the prompt's notes section. Global notes stay unread (every
+#: task must see them), so without a bound each prompt would carry every one of them whole.
+#: The task's own notes come first, then the global ones, each newest first; a note that
+#: does not fit whole is cut to what room is left, the rest are left out, and a line says
+#: how many and where to read them.
+NOTES_BUDGET = 8 * 1024
+#: Less room than this left for a note that does not fit: leave it out rather than cut it.
+_LEAST_CUT = 512
+NOTES_FILE = "docs/HUMAN_NOTES.md"
 
 
 class ContextFile(NamedTuple):
@@ -82,12 +92,15 @@ def build_prompt(
     context: Sequence[ContextFile],
     lessons: Sequence[str] = (),
     max_diff_lines: int | None = None,
+    notes_file: str = NOTES_FILE,
 ) -> str:
+    """``notes_file``: where the notes are, from the repository root (the notes section
+    points there for the notes it leaves out)."""
     sections = [
         system.strip("\n"),
         _task_section(task_block, task, max_diff_lines),
         _module_section(task, module_entry),
-        _notes_section(notes_for(notes, task.id) if notes else []),
+        _notes_section(notes_for(notes, task.id) if notes else [], task.id, notes_file),
     ]
     if lessons:
         sections.append(_lessons_section(lessons))
@@ -167,20 +180,68 @@ def _module_section(task: Task, entry: str | None) -> str:
     )
 
 
-def _notes_section(notes: Sequence[Note]) -> str:
+def _notes_section(notes: Sequence[Note], task_id: str, notes_file: str) -> str:
+    """The notes, within ``NOTES_BUDGET`` bytes: the task's own first, then the global
+    ones, each newest first."""
     if not notes:
         return "## Notes from humans\n\nNo unread notes for this task."
+    head = (
+        "## Notes from humans\n\n"
+        "Follow these notes; they are newer than the plan. Each note's text is quoted below."
+    )
+    ordered = _newest_first(notes, task_id)
+    room = NOTES_BUDGET - _size(head) - _size(_left_out(len(ordered), notes_file))
+    blocks: list[str] = []
+    for note in ordered:
+        block = _note_block(note)
+        if _size(block) > room:
+            if room >= _LEAST_CUT:
+                blocks.append(_cut(block, room, notes_file))
+            break
+        blocks.append(block)
+        room -= _size(block)
+    left_out = len(ordered) - len(blocks)
+    return head + "".join(blocks) + (_left_out(left_out, notes_file) if left_out else "")
+
+
+def _newest_first(notes: Sequence[Note], task_id: str) -> list[Note]:
+    """The task's own notes, then the others (the global ones), each newest first; of two
+    notes of one time, the later in the file first."""
+    own = [note for note in reversed(notes) if note.target == task_id]
+    others = [note for note in reversed(notes) if note.target != task_id]
+
+    def newest(group: list[Note]) -> list[Note]:
+        return sorted(group, key=lambda note: note.time, reverse=True)
+
+    return newest(own) + newest(others)
+
+
+def _note_block(note: Note) -> str:
     from memento_gh.formats.notes import GLOBAL
 
-    parts = [
-        "## Notes from humans",
-        "",
-        "Follow these notes; they are newer than the plan. Each note's text is quoted below.",
-    ]
-    for note in notes:
-        target = "every task (global)" if note.target == GLOBAL else note.target
-        parts += ["", f"### Note of {note.time} for {target}", "", _quoted(note.body)]
-    return "\n".join(parts)
+    target = "every task (global)" if note.target == GLOBAL else note.target
+    return f"\n\n### Note of {note.time} for {target}\n\n{_quoted(note.body)}"
+
+
+def _cut(block: str, room: int, notes_file: str) -> str:
+    """The first ``room`` bytes of a note's block, ending with where to read the rest.
+    Every line of the note is quoted, so a cut anywhere leaves it quoted."""
+    tail = f"\n\n(This note is cut here: read it whole in {_code(notes_file)}.)"
+    kept = block.encode("utf-8")[: room - _size(tail)].decode("utf-8", "ignore")
+    return kept.rstrip() + tail
+
+
+def _left_out(count: int, notes_file: str) -> str:
+    notes = "1 more note is" if count == 1 else f"{count} more notes are"
+    them = "it" if count == 1 else "them"
+    return (
+        f"\n\n{notes} not shown here ({NOTES_BUDGET // 1024} KB of notes at most: the "
+        f"task's own first, then global ones, newest first); read {them} in {_code(notes_file)}."
+    )
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
 
 
 def _quoted(text: str) -> str:

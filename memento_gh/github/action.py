@@ -2,11 +2,12 @@
 the synced issues, the job summary and the step outputs.
 
 A run: read the settings and the event; route it (events.py, pure); pass the trust gate;
-check out the ``memento`` branch; catch up on comments a dropped run never saw (the
-workflow's concurrency group keeps one pending run, so a burst of events loses some);
-apply the controls; tick when asked; push (the token is handed to git only there); bring
-the issues and the dashboard in line with the plan; report. Issue writes come after the
-push, so a failing API never loses a tick: the next run converges.
+check out the ``memento`` branch; decide the boxes ticked in the dashboard, each by who
+ticked it (boxes.py); apply the controls; catch up on comments a dropped run never saw (the
+workflow's concurrency group keeps one pending run, so a burst of events loses some); tick
+when asked; push (the token is handed to git only there); bring the issues and the
+dashboard in line with the plan; report. Issue writes come after the push, so a failing API
+never loses a tick: the next run converges.
 
 With several workers on the branch (the ``workers`` input above 1, one job of a matrix
 each), the controls are pushed as soon as they are applied and the tick pushes each claim
@@ -24,13 +25,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memento_gh import files, remote
 from memento_gh.controls.apply import apply_control, record_refused
-from memento_gh.controls.model import Control
+from memento_gh.controls.model import SOURCE_TRAILER, Control
 from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, choose_agent
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.formats import status_log
-from memento_gh.github import events, reconcile, render
+from memento_gh.github import boxes, events, reconcile, render
 from memento_gh.layout import Layout
 from memento_gh.plan.model import BLOCKED, DONE, ERROR, Plan
 from memento_gh.plan.scanner import parse
@@ -173,6 +174,21 @@ def load_event(path: Path | None) -> dict[str, Any]:
     return payload if isinstance(payload, dict) else {}
 
 
+class Applied(NamedTuple):
+    """What a run's controls did: a sentence for each one applied, and whether a trusted
+    person ticked the "Run a tick now" box."""
+
+    messages: list[str]
+    tick_now: bool = False
+
+
+class DashboardTicks(NamedTuple):
+    """The boxes ticked in the dashboard when the run read it, with who ticked each."""
+
+    url: str
+    ticks: tuple[boxes.Tick, ...]
+
+
 class Report(NamedTuple):
     """What the run did, for the job summary and the step outputs."""
 
@@ -210,12 +226,15 @@ def run(
         return _finish(settings, None, Report("ignored", (request.reason,)), say)
     github = (connect or _connect)(settings)
     gate = _Gate(github, settings.inputs.allowed_associations)
-    if request.actor is not None and not gate.trusts(request.actor):
+    trusted = request.actor is None or gate.trusts(request.actor)
+    if request.actor is not None and not trusted and not request.rerender_dashboard:
         who = f"@{request.actor.login}"
         return _finish(settings, None, Report("untrusted", (f"{who} may not steer memento",)), say)
+    # An untrusted edit of the dashboard still runs: the boxes it ticked are refused, and
+    # unticked, by this run rather than left for a later one to find.
     current = Run(settings, env, root, github, gate, say, clock)
     current.prepare(share)
-    return current.go(request)
+    return current.go(request, sender_trusted=trusted)
 
 
 def _connect(settings: Settings) -> GitHub:
@@ -284,21 +303,28 @@ class Run:
         if self.settings.workers > 1 and not self.settings.dry_run:
             self.shared = share(self.root, self.settings)
 
-    def go(self, request: events.Request) -> int:
+    def go(self, request: events.Request, *, sender_trusted: bool = True) -> int:
         if not self._plan_is_valid():
             return self._finish("invalid-plan", None)
-        applied = self._apply_request(request)
+        # Read once: with other workers the controls may be applied more than once.
+        ticks = self._dashboard_ticks()
+        applied = self._apply_request(request, ticks)
         if self.unpublished:
             return self._finish("push-conflict", None)
-        result = self._tick() if request.kind == "tick" or request.tick_after else None
-        outcome = _outcome(result, applied)
+        ticking = request.kind == "tick" or request.tick_after or applied.tick_now
+        result = self._tick() if ticking else None
+        outcome = _outcome(result, applied.messages)
+        if not sender_trusted and outcome == "nothing":
+            who = f"@{request.actor.login}" if request.actor else "the sender"
+            self.lines.append(f"{who} may not steer memento: their edit changed nothing.")
+            outcome = "untrusted"
         pushed = self._push()
         if not pushed:
             outcome = "push-conflict"
         elif not self.settings.dry_run:
-            self._sync()
+            self._sync(frozenset(tick.box for tick in ticks.ticks) if ticks else frozenset())
         if request.comment_id is not None and not self.settings.dry_run:
-            self._acknowledge(request.comment_id, applied)
+            self._acknowledge(request.comment_id, applied.messages)
         return self._finish(outcome, result)
 
     # -- steps ------------------------------------------------------------------------------
@@ -324,14 +350,16 @@ class Run:
             self.lines.append(f"The plan has {errors} error(s); no tick ran. See the annotations.")
         return not errors
 
-    def _apply_request(self, request: events.Request) -> list[str]:
-        """Apply the event's controls, then any missed comment; what was applied, in words.
+    def _apply_request(self, request: events.Request, ticks: DashboardTicks | None) -> Applied:
+        """Apply the dashboard's boxes, the event's controls, then any missed comment.
         With other workers on the branch, they are published before anything else."""
         if self.shared is None:
-            return self._apply_all(request)
-        return self._publish_controls(request, self.shared)
+            return self._apply_all(request, ticks)
+        return self._publish_controls(request, ticks, self.shared)
 
-    def _publish_controls(self, request: events.Request, shared: remote.SharedBranch) -> list[str]:
+    def _publish_controls(
+        self, request: events.Request, ticks: DashboardTicks | None, shared: remote.SharedBranch
+    ) -> Applied:
         """Apply the controls on the shared branch's tip and push them at once, before the
         tick. Rebasing a plan edit onto a plan another worker has changed since could undo
         its claim or revive a task it finished; so when the push is rejected, the local
@@ -345,7 +373,7 @@ class Run:
             if attempt > 1:
                 shared.wait(attempt - 1)
                 shared.refresh()
-            applied = self._apply_all(request)
+            applied = self._apply_all(request, ticks)
             if shared.publish():
                 return applied
             del self.lines[said:]  # the next attempt says again what it applies
@@ -360,23 +388,78 @@ class Run:
             f"Not applied: {reason}; nothing was pushed. A comment is caught up by the next "
             "run; run a command or tick a box again."
         )
-        return []
+        return Applied([])
 
-    def _apply_all(self, request: events.Request) -> list[str]:
-        applied: list[str] = []
+    def _apply_all(self, request: events.Request, ticks: DashboardTicks | None) -> Applied:
+        # The boxes first: a box still ticked was ticked before this run's event, or the
+        # event's own run would have been the one to find it.
+        decided = self._apply_boxes(ticks)
+        applied = list(decided.messages)
         for control in request.controls:
             applied += self._apply(control)
         if request.comment_id is None and not self.settings.dry_run:
             applied += self._catch_up()
-        return applied
+        return Applied(applied, decided.tick_now)
+
+    def _dashboard_ticks(self) -> DashboardTicks | None:
+        """The boxes ticked in the dashboard, each with who ticked it; None when none is,
+        or when GitHub cannot say who ticked them (the dashboard is then left as it is, for
+        a later run to decide them). The history costs a request only when a box is ticked."""
+        from memento_gh.github.sync import SyncError
+
+        if self.settings.dry_run:
+            return None
+        try:
+            dashboard = reconcile.find_issues(self._issues()).dashboard
+            if dashboard is None or not render.ticked_boxes(dashboard.body):
+                return None
+            history = self.github.body_history(dashboard.number)
+        except SyncError as error:
+            self.say(render.annotation("warning", f"dashboard boxes not read: {error}"))
+            self.lines.append(f"Dashboard boxes not read ({error}); a later run decides them.")
+            return None
+        return DashboardTicks(dashboard.url, tuple(boxes.ticks(history)))
+
+    def _apply_boxes(self, ticks: DashboardTicks | None) -> Applied:
+        """Apply each box a trusted person ticked; refuse, with a record, each box anybody
+        else may have ticked. A box a run decided already (its source is in the branch's
+        history) is only unticked."""
+        if ticks is None:
+            return Applied([])
+        seen = Workspace(self.root).trailer_values(SOURCE_TRAILER, since=CATCH_UP * 2)
+        applied: list[str] = []
+        tick_now = False
+        for tick in ticks.ticks:
+            if boxes.decided(seen, ticks.url, tick):
+                continue
+            source = boxes.source(ticks.url, tick)
+            control = (tick.box.control or Control("tick"))._replace(source=source)
+            strangers = [who for who in tick.tickers if who is None or not self.gate.trusts(who)]
+            if strangers:
+                self._refuse(control, _refusal(tick, strangers))
+            elif tick.box.is_tick:
+                tick_now = True
+                self.lines.append(f"Applied: {boxes.describe(tick.box)}")
+            else:
+                applied += self._apply(control)
+        return Applied(applied, tick_now)
+
+    def _refuse(self, control: Control, reason: str) -> None:
+        record_refused(self.layout, control, reason, clock=self.clock)
+        self.lines.append(f"Refused: {reason}")
 
     def _apply(self, control: Control) -> list[str]:
+        before = Workspace(self.root).head() if control.source else None
         try:
             message = apply_control(self.layout, control, clock=self.clock)
         except UserError as error:
             record_refused(self.layout, control, str(error), clock=self.clock)
             self.lines.append(f"Not applied: {control.action} — {error}")
             return []
+        if before is not None and Workspace(self.root).head() == before:
+            # It changed nothing (a pause while paused), so no commit carries its source:
+            # record that it was read, or a later run would apply it again (after a resume).
+            record_refused(self.layout, control, "it changed nothing", clock=self.clock)
         self.lines.append(f"Applied: {message}")
         return [message]
 
@@ -386,12 +469,17 @@ class Run:
         found = reconcile.find_issues(self._issues())
         targets = {issue.number: task for task, issue in found.tasks.items()}
         globals_ = {issue.number for issue in (found.dashboard, found.breaker) if issue}
-        seen = Workspace(self.root).trailer_values("Memento-Source", since=CATCH_UP * 2)
+        seen = Workspace(self.root).trailer_values(SOURCE_TRAILER, since=CATCH_UP * 2)
         applied: list[str] = []
         since = self.clock() - CATCH_UP
         comments = sorted(self.github.recent_comments(since), key=lambda c: c.created)
         for comment in comments:
             if comment.issue_number not in targets and comment.issue_number not in globals_:
+                continue
+            if comment.created < since:
+                # Listed because it was edited lately: an old comment's own run read it,
+                # and the record of that (further back than ``seen`` reaches) is no
+                # reason to apply it again with its new text.
                 continue
             if any(source.startswith(comment.url + " ") for source in seen):
                 continue
@@ -446,17 +534,18 @@ class Run:
         )
         return False
 
-    def _sync(self) -> None:
-        """Bring the issues in line with the plan; an API failure leaves it to the next run."""
+    def _sync(self, decided: frozenset[render.Box]) -> None:
+        """Bring the issues in line with the plan; an API failure leaves it to the next run.
+        ``decided``: the dashboard's boxes this run applied or refused, which it may untick."""
         from memento_gh.github.sync import SyncError
 
         try:
-            self._sync_issues()
+            self._sync_issues(decided)
         except SyncError as error:
             self.say(render.annotation("warning", f"issue sync incomplete: {error}"))
             self.lines.append(f"Issue sync incomplete ({error}); the next run finishes it.")
 
-    def _sync_issues(self) -> None:
+    def _sync_issues(self, decided: frozenset[render.Box]) -> None:
         plan = self._plan_or_none()
         if plan is None:
             return
@@ -479,8 +568,29 @@ class Run:
             updated=_last_change(records),
         )
         self.blocked_links = links
-        dashboard = self._carry_out(reconcile.dashboard_operations(view, found))
+        operations = reconcile.dashboard_operations(view, found)
+        dashboard = self._carry_out(self._keep_new_ticks(operations, decided))
         self.dashboard_url = found.dashboard.url if found.dashboard else dashboard.get("")
+
+    def _keep_new_ticks(
+        self, operations: Sequence[reconcile.Operation], decided: frozenset[render.Box]
+    ) -> Sequence[reconcile.Operation]:
+        """The dashboard's edit, unless it would untick a box this run has not decided: one
+        ticked since the run read the dashboard (it may have ticked for many minutes), or
+        one whose ticker GitHub could not name. That box's own run, or the next, decides
+        it; rewriting it unticked now would drop it unapplied."""
+        edits = [op for op in operations if isinstance(op, reconcile.Edit) and op.body]
+        if not edits:
+            return operations
+        now = self.github.issue(edits[0].number).body
+        undecided = [box for box in render.ticked_boxes(now) if box not in decided]
+        if not undecided:
+            return operations
+        named = ", ".join(boxes.describe(box) for box in undecided)
+        self.lines.append(
+            f"The dashboard was left as it is: {named} ticked and not decided by this run."
+        )
+        return [op for op in operations if op not in edits]
 
     def _carry_out(self, operations: Sequence[reconcile.Operation]) -> dict[str, str]:
         """Do the operations in order; returns the URLs of the issues it created, by the
@@ -538,6 +648,15 @@ class Run:
             self.dashboard_url,
         )
         return _finish(self.settings, self._plan_or_none(), report, self.say)
+
+
+def _refusal(tick: boxes.Tick, strangers: Sequence[events.Actor | None]) -> str:
+    named = " or ".join(
+        "someone GitHub's edit history does not name" if who is None else f"@{who.login}"
+        for who in sorted(strangers, key=lambda who: who.login if who else "")
+    )
+    what = boxes.describe(tick.box)
+    return f"{what} of the dashboard was ticked by {named}, who may not steer memento"
 
 
 def _last_change(records: Sequence[status_log.Record]) -> str:

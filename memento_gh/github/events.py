@@ -67,7 +67,9 @@ class Request(NamedTuple):
     actor: Actor | None = None  # None: the workflow itself (schedule, dispatch), trusted
     comment_id: int | None = None  # to acknowledge with a reaction
     issue_number: int | None = None
-    rerender_dashboard: bool = False  # boxes are ticked: write the dashboard back unticked
+    #: An edit of the dashboard that leaves boxes ticked. It carries no controls: who ticked
+    #: which box is read from the issue's edit history, as every run does (``boxes.py``).
+    rerender_dashboard: bool = False
     reason: str = ""  # what this is or why it is ignored, one line
     #: The comment asked for something memento cannot do (an unknown command, a retry
     #: without a task): nothing to apply; answer with a "confused" reaction.
@@ -359,9 +361,10 @@ def _is_dashboard(issue: Mapping[str, Any]) -> bool:
 
 
 def _dashboard_edit(issue: Mapping[str, Any], actor: Actor) -> Request:
-    # Every ticked box counts, also one ticked by an earlier edit: the workflow's
-    # concurrency group drops all but one pending run, so the run that saw a box ticked
-    # may never have started. Each run re-renders the dashboard unticked.
+    # The sender made the latest edit, not necessarily the one that ticked a box: a box
+    # ticked by an earlier edit stays ticked until a run decides it, and that edit's own
+    # run may have been dropped by the concurrency group. So the run reads who ticked
+    # each box from the issue's history; the event only says that there are some.
     controls, tick_now = render.ticked_controls(_text(issue, "body"))
     if not controls and not tick_now:
         return _ignore("an edit of the dashboard with no box ticked")
@@ -370,12 +373,10 @@ def _dashboard_edit(issue: Mapping[str, Any], actor: Actor) -> Request:
         what = f"{what}, then a tick" if what else "a tick"
     return Request(
         CONTROLS,
-        controls=controls,
-        tick_after=tick_now,
         actor=actor,
         issue_number=_int(issue, "number"),
         rerender_dashboard=True,
-        reason=f"dashboard #{issue.get('number')} edited by @{actor.login}: {what}",
+        reason=f"dashboard #{issue.get('number')} edited by @{actor.login}, boxes ticked: {what}",
     )
 
 

@@ -540,29 +540,56 @@ def _box(hidden: str, label: str) -> str:
     return f"- [ ] {hidden} {label}"
 
 
-def ticked_controls(body: str | None) -> tuple[tuple[Control, ...], bool]:
-    """(controls, tick now) from the boxes ticked in a dashboard body, in body order.
+class Box(NamedTuple):
+    """One dashboard box, by its marker: ``Box("retry", "T-201")``."""
+
+    kind: str
+    value: str
+
+    @property
+    def control(self) -> Control | None:
+        """What ticking it asks for; None for "Run a tick now" and for a box memento does
+        not know (an unknown kind, or a value that is no task ID)."""
+        return _BOX_READERS.get(self.kind, _no_control)(self.value)
+
+    @property
+    def is_tick(self) -> bool:
+        return self == TICK_BOX
+
+    @property
+    def counts(self) -> bool:
+        """Whether ticking it asks for anything."""
+        return self.is_tick or self.control is not None
+
+
+TICK_BOX = Box(CONTROL_KIND, "tick")
+
+
+def ticked_boxes(body: str | None) -> tuple[Box, ...]:
+    """The boxes ticked in a dashboard body that ask for something, in body order, each once.
 
     A box counts only when its marker comes right after it at the start of a list line,
     outside code blocks and comments; unknown markers and values are ignored.
     """
-    controls: list[Control] = []
-    tick_now = False
+    found: list[Box] = []
     code = CodeTracker()
     for number, line in enumerate((body or "").splitlines()):
         if code.step(number, line.lstrip(" \t")) != NORMAL:
             continue
-        box = _BOX.match(line)
-        if box is None or box.group("mark") == " ":
+        match = _BOX.match(line)
+        if match is None or match.group("mark") == " ":
             continue
-        kind, value = box.group("kind"), box.group("value")
-        if kind == CONTROL_KIND and value == "tick":
-            tick_now = True
-            continue
-        control = _BOX_READERS.get(kind, _no_control)(value)
-        if control is not None and control not in controls:
-            controls.append(control)
-    return tuple(controls), tick_now
+        box = Box(match.group("kind"), match.group("value"))
+        if box.counts and box not in found:
+            found.append(box)
+    return tuple(found)
+
+
+def ticked_controls(body: str | None) -> tuple[tuple[Control, ...], bool]:
+    """(controls, tick now) from the boxes ticked in a dashboard body, in body order."""
+    boxes = ticked_boxes(body)
+    controls = tuple(control for box in boxes if (control := box.control) is not None)
+    return controls, TICK_BOX in boxes
 
 
 def _mode_box(value: str) -> Control | None:

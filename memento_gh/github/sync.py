@@ -18,6 +18,9 @@ Choices that matter:
   the next run instead.
 - Lists go page by page through PyGithub's requester (following GitHub's ``Link`` header),
   so that each page is counted and retried alone; single writes use PyGithub's objects.
+- Who edited an issue's body, and to what, is only in the GraphQL API (``userContentEdits``):
+  one query, through the same requester, at the GraphQL URL PyGithub derives from
+  ``api_url`` (``/api/graphql`` on GitHub Enterprise Server).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
 
 from memento_gh.errors import UserError
+from memento_gh.github.boxes import History, Revision
+from memento_gh.github.events import Actor
 
 T = TypeVar("T")
 
@@ -55,6 +60,22 @@ PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 # cannot be one, and nothing else may reach a URL path.
 _LOGIN = re.compile(r"[A-Za-z0-9-]{1,39}")
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+#: The body's revisions GitHub keeps, newest first: the last 100 are plenty, as memento
+#: rewrites the dashboard (a revision with no box ticked) on every change it makes.
+HISTORY_QUERY = """
+query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    issue(number: $number) {
+      body
+      author { __typename login }
+      userContentEdits(first: 100) {
+        pageInfo { hasNextPage }
+        nodes { id editedAt diff editor { __typename login } }
+      }
+    }
+  }
+}
+"""
 
 
 class Issue(NamedTuple):
@@ -155,6 +176,26 @@ class GitHub:
         parameters = {"since": stamp, "sort": "created", "direction": "asc"}
         raw = self._pages("listing recent issue comments", "/issues/comments", parameters)
         return [_comment(item) for item in raw]
+
+    def issue(self, number: int) -> Issue:
+        """Issue ``number`` as it is now (one request)."""
+        raw = self._call(
+            f"reading issue #{number}", partial(self._json, "GET", f"/issues/{number}"), retry=True
+        )[1]
+        return _issue(raw)
+
+    def body_history(self, number: int) -> History:
+        """Issue ``number``'s body and its revisions, oldest first, each with its editor
+        (one GraphQL request)."""
+        owner, _, name = self.repository.partition("/")
+        variables = {"owner": owner, "name": name, "number": number}
+        requester = self._repo.requester
+        data = self._call(
+            f"reading the edit history of issue #{number}",
+            partial(requester.graphql_query, HISTORY_QUERY, variables),
+            retry=True,
+        )[1]
+        return _history(data)
 
     def permission(self, login: str) -> str:
         """``login``'s permission on the repository: admin, maintain, write, triage, read or
@@ -433,6 +474,41 @@ def _comment(raw: Mapping[str, Any]) -> Comment:
         url=str(raw.get("html_url") or ""),
         created=_time(str(raw["created_at"])),
     )
+
+
+def _history(data: Mapping[str, Any]) -> History:
+    issue = ((data.get("data") or {}).get("repository") or {}).get("issue") or {}
+    edits = issue.get("userContentEdits") or {}
+    nodes = [node for node in edits.get("nodes") or () if isinstance(node, dict)]
+    # GitHub lists them newest first; by time, oldest first (a stable sort keeps GitHub's
+    # order for two edits of one second).
+    nodes.reverse()
+    nodes.sort(key=lambda node: _time(str(node.get("editedAt") or "1970-01-01T00:00:00Z")))
+    revisions = tuple(
+        Revision(
+            edit=str(node.get("id") or ""),
+            editor=_actor(node.get("editor")),
+            body=node["diff"] if isinstance(node.get("diff"), str) else None,
+        )
+        for node in nodes
+    )
+    has_more = bool((edits.get("pageInfo") or {}).get("hasNextPage"))
+    return History(
+        body=str(issue.get("body") or ""),
+        author=_actor(issue.get("author")),
+        revisions=revisions,
+        complete=not has_more,
+    )
+
+
+def _actor(raw: Any) -> Actor | None:
+    """A GraphQL actor; None for a deleted account (GitHub answers null)."""
+    if not isinstance(raw, dict) or not raw.get("login"):
+        return None
+    is_bot = raw.get("__typename") == "Bot"
+    login = str(raw["login"])
+    # GraphQL names a bot without the "[bot]" its REST login carries.
+    return Actor(f"{login}[bot]" if is_bot and not login.endswith("[bot]") else login, None, is_bot)
 
 
 def _time(text: str) -> datetime:

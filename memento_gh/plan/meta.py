@@ -38,6 +38,13 @@ def _counter(raw: str) -> int:
     return values.parse_int(raw, minimum=0)
 
 
+def _file_size(raw: str) -> int:
+    value = values.parse_size(raw)
+    if value < 1:
+        raise ValueError(f"{raw.strip()!r} would allow no file at all; write e.g. 5MB")
+    return value
+
+
 def _text(raw: str) -> str:
     return raw.strip()
 
@@ -54,6 +61,7 @@ _KEYS = (
     MetaKey("max_retries", _positive, "failed attempts before a task is blocked [!]"),
     MetaKey("max_tasks_per_tick", _positive, "tasks one tick may run back to back"),
     MetaKey("max_diff_lines", _positive, "changed lines above which a change is rejected"),
+    MetaKey("max_file_size", _file_size, "file size above which a change is rejected"),
     MetaKey("stale_lock_timeout", parse_duration, "age after which [~] is reset"),
     MetaKey("circuit_breaker_threshold", _positive, "failing ticks in a row that pause"),
     MetaKey("clean_strategy", _choice(CLEAN_STRATEGIES), "how a failure is undone"),
@@ -99,6 +107,7 @@ class Settings(NamedTuple):
     max_retries: int = 3
     max_tasks_per_tick: int = 1
     max_diff_lines: int = 200
+    max_file_size: int = 5 * 1000**2
     stale_lock_timeout: float = 15 * 60
     circuit_breaker_threshold: int = 5
     clean_strategy: str = "git-clean"

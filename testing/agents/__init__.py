@@ -20,6 +20,7 @@ SCRIPTED = AGENTS_DIR / "scripted.py"
 ESCAPER = AGENTS_DIR / "escaper.py"
 #: A hostile agent that leaves FIFOs, sockets, devices and links in the work tree.
 PLANTER = AGENTS_DIR / "planter.py"
+TAMPER = AGENTS_DIR / "tamper.py"
 
 Action = Mapping[str, Any]
 #: A task's entry: a list of actions, or ``{"attempts": [[...], [...]]}``.
@@ -30,6 +31,16 @@ def scripted_command(*, with_task: bool = True) -> str:
     """The ``--agent-cmd`` template that runs ``scripted.py`` on the prompt (and task id)."""
     template = f"{shlex.quote(str(SCRIPTED))} {{prompt_file}}"
     return f"{template} {{task_id}}" if with_task else template
+
+
+def tamper_command() -> str:
+    """The ``--agent-cmd`` template that runs ``tamper.py`` (its steps: ``tamper_env``)."""
+    return f"{shlex.quote(str(TAMPER))} {{prompt_file}}"
+
+
+def tamper_env(steps: Sequence[Action]) -> dict[str, str]:
+    """The variables that tell ``tamper.py`` its steps."""
+    return {"TAMPER_STEPS": json.dumps(list(steps))}
 
 
 def scripted_argv(prompt_file: Path, task_id: str = "*") -> list[str]:

@@ -8,13 +8,16 @@ from memento_gh.changes import FileChange
 from memento_gh.engine.guards import (
     BINARY_CHANGE_LINES,
     DIFF_TOO_LARGE,
+    FILE_TOO_LARGE,
     GUARD_FILE,
     OUTSIDE_CONTEXT,
     PROTECTED,
+    Room,
     Violation,
     check_guards,
     diff_lines,
     protected_paths,
+    show_sizes,
 )
 from memento_gh.plan.model import Task
 from memento_gh.plan.scanner import parse
@@ -220,6 +223,93 @@ def test_diff_lines_counts_lines_and_binary_files() -> None:
         FileChange("c.bin", "deleted", 0, 0, True),
     ]
     assert diff_lines(changes) == 5 + 2 * BINARY_CHANGE_LINES
+
+
+MB = 1000**2
+
+
+def sized(
+    changes: list[FileChange], sizes: dict[str, int], limit: int = 200, max_file_size: int = 5 * MB
+) -> list[Violation]:
+    return check_guards(
+        changes,
+        make_task("[src/]"),
+        max_diff_lines=limit,
+        protected=PROTECTED_DOCS,
+        max_file_size=max_file_size,
+        sizes=sizes,
+    )
+
+
+def binary(path: str, kind: str = "untracked") -> FileChange:
+    return FileChange(path, kind, 0, 0, True)
+
+
+def test_a_file_above_max_file_size_names_its_size_the_limit_and_the_fix() -> None:
+    found = sized([modified("src/big.py", 10, 0)], {"src/big.py": 20 * MB})
+    assert found == [
+        Violation(
+            FILE_TOO_LARGE,
+            "src/big.py",
+            "src/big.py is 20 MB, more than max_file_size (5 MB): keep files that large out of "
+            "the repository, or raise max_file_size in the plan's Meta",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "size", "rules"),
+    [
+        pytest.param(modified("src/a.py"), 5 * MB, [], id="at the limit"),
+        pytest.param(modified("src/a.py"), 5 * MB + 1, [FILE_TOO_LARGE], id="one byte over"),
+        pytest.param(
+            FileChange("src/b.py", "renamed", 0, 0, False, "src/a.py"),
+            6 * MB,
+            [FILE_TOO_LARGE],
+            id="a rename's new path",
+        ),
+        pytest.param(modified("lib/a.py"), 6 * MB, [OUTSIDE_CONTEXT], id="a path rule first"),
+        pytest.param(
+            FileChange("src/a.py", "deleted", 0, 3, False), 6 * MB, [], id="never a deletion"
+        ),
+    ],
+)
+def test_file_size(change: FileChange, size: int, rules: list[str]) -> None:
+    found = sized([change], {change.path: size})
+    assert [violation.rule for violation in found] == rules
+
+
+def test_sizes_that_round_alike_are_shown_exactly() -> None:
+    assert show_sizes(5 * MB + 1, 5 * MB) == ("5,000,001 bytes", "5,000,000 bytes")
+    assert show_sizes(1_250_000, 512, 1) == ("1.2 MB", "512 bytes", "1 byte")
+
+
+@pytest.mark.parametrize(
+    ("size", "lines"),
+    [(0, 1), (1, 1), (25_000, 1), (25_001, 2), (2 * MB, 80), (5 * MB, 200), (20 * MB, 800)],
+)
+def test_a_binary_file_counts_one_line_per_started_25_kB_by_default(size: int, lines: int) -> None:
+    assert Room().binary_lines(size) == lines
+    assert diff_lines([binary("src/x.bin")], {"src/x.bin": size}) == lines
+
+
+def test_a_binary_of_max_file_size_takes_the_whole_change() -> None:
+    alone = sized([binary("src/x.bin")], {"src/x.bin": 5 * MB})
+    with_a_line = sized([binary("src/x.bin"), modified("src/a.py", 1, 0)], {"src/x.bin": 5 * MB})
+    assert alone == []
+    assert [violation.rule for violation in with_a_line] == [DIFF_TOO_LARGE]
+    assert with_a_line[0].message == (
+        "the change has 201 changed lines (+1 -0, 1 binary file of 5 MB counted as 200 lines), "
+        "more than max_diff_lines (200): a possible full-file rewrite"
+    )
+
+
+def test_a_plan_that_allows_larger_files_counts_each_binary_less() -> None:
+    sizes = {f"src/{index}.bin": 2 * MB for index in range(3)}
+    changes = [binary(path) for path in sizes]
+    assert [violation.rule for violation in sized(changes, sizes)] == [DIFF_TOO_LARGE]
+    assert sized(changes, sizes, max_file_size=50 * MB) == []
+    assert diff_lines(changes, sizes, Room(200, 50 * MB)) == 3 * 8
 
 
 def test_the_size_violation_comes_after_the_path_violations() -> None:

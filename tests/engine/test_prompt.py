@@ -295,3 +295,103 @@ def test_a_task_without_verify_says_memento_will_fail_it() -> None:
     )
     prompt = prompt_for(parse(text))
     assert "no readable `verify` command" in prompt
+
+
+# -- the notes' budget -----------------------------------------------------------------------
+
+
+def notes_file(*notes: tuple[str, str, str]) -> str:
+    """HUMAN_NOTES.md with (time, target, text) notes, in that order."""
+    parts = ["# HUMAN NOTES\n\n## Active Notes\n"]
+    for time, target, text in notes:
+        parts.append(f"\n### [NOTE] {time} → {target}\n{text}\n")
+    return "".join(parts) + "\n## Archive\n"
+
+
+def big(label: str, size: int = 20_000) -> str:
+    """A note of ``size`` characters that starts with ``label``, on lines of 100."""
+    text = (label + " " + "x" * size)[:size]
+    return "\n".join(text[start : start + 100] for start in range(0, size, 100))
+
+
+def notes_part(prompt: str) -> str:
+    return prompt.split("## Notes from humans")[1].split("\n## ", maxsplit=1)[0]
+
+
+def test_five_large_global_notes_stay_within_the_notes_budget_and_the_newest_is_shown() -> None:
+    # Global notes are never marked read: every prompt would carry them all, whole.
+    budget = 8 * 1024
+    notes = [(f"2025-01-1{day}T10:00:00Z", "global", big(f"NOTE-{day}")) for day in range(1, 6)]
+    without = prompt_for(seed_plan(), notes=notes_file())
+
+    prompt = prompt_for(seed_plan(), notes=notes_file(*notes))
+
+    assert len(prompt.encode()) <= len(without.encode()) + budget
+    section = notes_part(prompt)
+    assert "### Note of 2025-01-15T10:00:00Z for every task (global)" in section
+    assert "> NOTE-5 xxx" in section  # the newest, cut to fit
+    assert "NOTE-1" not in section
+    assert "4 more notes are not shown here" in section
+    assert "`docs/HUMAN_NOTES.md`" in section
+
+
+def test_the_tasks_own_notes_come_first_then_the_global_ones_newest_first() -> None:
+    text = notes_file(
+        ("2025-01-11T10:00:00Z", "global", "global, old"),
+        ("2025-01-12T10:00:00Z", "T-101", "own, old"),
+        ("2025-01-13T10:00:00Z", "global", "global, new"),
+        ("2025-01-14T10:00:00Z", "T-101", "own, new"),
+    )
+
+    section = notes_part(prompt_for(seed_plan(), notes=text))
+
+    order = ["own, new", "own, old", "global, new", "global, old"]
+    assert [section.index(f"> {words}") for words in order] == sorted(
+        section.index(f"> {words}") for words in order
+    )
+    assert "not shown here" not in section
+
+
+def test_notes_that_do_not_fit_are_left_out_whole_and_counted() -> None:
+    own = ("2025-01-10T10:00:00Z", "T-101", big("OWN", 3_000))
+    fits = ("2025-01-12T10:00:00Z", "global", big("FITS", 3_000))
+    older = [(f"2025-01-0{day}T10:00:00Z", "global", big(f"OLD-{day}", 3_000)) for day in (1, 2)]
+
+    section = notes_part(prompt_for(seed_plan(), notes=notes_file(own, fits, *older)))
+
+    assert "> OWN xxx" in section and "> FITS xxx" in section
+    assert "OLD-2" in section and "cut" in section  # cut to fill what is left
+    assert "OLD-1" not in section
+    assert "1 more note is not shown here" in section
+    assert len(section.encode()) <= 8 * 1024
+
+
+def test_a_cut_note_stays_quoted_and_says_where_the_rest_is() -> None:
+    wide = "\n".join("ü" * 99 for _ in range(300))  # two bytes a character
+    text = notes_file(("2025-01-10T10:00:00Z", "T-101", wide))
+
+    section = notes_part(prompt_for(seed_plan(), notes=text))
+
+    body = section.split("### Note of 2025-01-10T10:00:00Z for T-101")[1]
+    quoted, _, after = body.strip("\n").partition("\n\n")
+    assert all(line.startswith(">") for line in quoted.splitlines())
+    assert after.startswith("(This note is cut here") and "`docs/HUMAN_NOTES.md`" in after
+    assert len(section.encode()) <= 8 * 1024
+
+
+def test_the_pointer_names_the_notes_file_where_the_plan_is() -> None:
+    plan = seed_plan()
+    task = seed_task(plan)
+    notes = [(f"2025-01-1{day}T10:00:00Z", "global", big(f"N{day}")) for day in range(1, 4)]
+
+    prompt = build_prompt(
+        system=SYSTEM,
+        task_block=task_block(plan, task),
+        task=task,
+        module_entry=None,
+        notes=parse_notes(notes_file(*notes)).notes,
+        context=[],
+        notes_file="planning/HUMAN_NOTES.md",
+    )
+
+    assert "read them in `planning/HUMAN_NOTES.md`" in prompt

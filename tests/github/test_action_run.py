@@ -12,8 +12,7 @@ import pytest
 from memento_gh.formats import memory
 from memento_gh.formats.notes import parse_notes
 from memento_gh.github import render
-from memento_gh.github.sync import GitHub
-from testing.action_runs import ActionProject, comment_event, edit_event, tick_box
+from testing.action_runs import ActionProject, comment_event, edit_event, person, tick_box
 from testing.fake_github import FakeGitHub
 from testing.repos import clone, commit_all, git
 from testing.ticks import good, one_phase, plan_of, wrong
@@ -26,11 +25,6 @@ def github() -> Iterator[FakeGitHub]:
     with FakeGitHub("octo/project", "ghs_test_token_0123456789") as server:
         server.set_permission("alice", "admin")
         yield server
-
-
-def person(github: FakeGitHub) -> GitHub:
-    """A client acting for a person in the browser."""
-    return GitHub(github.url, "ghs_test_token_0123456789", "octo/project", pace=False)
 
 
 @pytest.fixture

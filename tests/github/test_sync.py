@@ -11,6 +11,8 @@ from urllib.parse import parse_qsl
 import pytest
 
 from memento_gh.errors import UserError
+from memento_gh.github.boxes import History
+from memento_gh.github.events import Actor
 from memento_gh.github.sync import LABELS, Comment, GitHub, Issue, SyncError
 from testing.fake_github import FakeGitHub
 
@@ -468,3 +470,78 @@ def test_an_enterprise_api_url_with_a_path_works() -> None:
         assert created.url == f"{fake.web_url}/{REPO}/issues/121"
         assert github.requests == fake.request_count() == 5
         assert fake.request_count("GET", "issues") == 2
+
+
+# -- who edited an issue's body (GraphQL) ----------------------------------------------------
+
+
+def test_the_body_history_names_each_revision_and_its_editor_oldest_first(
+    fake: FakeGitHub,
+) -> None:
+    made = connect(fake).create_issue("memento dashboard", "v0", ["memento"])
+    fake.add_token("alice-token", "alice")
+    alice = connect(fake, token="alice-token")
+    alice.edit_issue(made.number, body="v1")
+    connect(fake).edit_issue(made.number, body="v2")
+    alice.edit_issue(made.number, state="closed")  # no revision: the body did not change
+    github = connect(fake)
+
+    history = github.body_history(made.number)
+
+    bot = Actor("github-actions[bot]", None, is_bot=True)
+    assert history.body == "v2"
+    assert history.author == bot
+    assert [(r.editor, r.body) for r in history.revisions] == [
+        (bot, "v0"),  # the body as created, kept by the first edit
+        (Actor("alice", None, is_bot=False), "v1"),
+        (bot, "v2"),
+    ]
+    assert len({revision.edit for revision in history.revisions}) == 3
+    assert history.complete
+    assert github.requests == fake.request_count("POST", "/graphql") == 1
+
+
+def test_an_issue_never_edited_has_no_revisions(fake: FakeGitHub) -> None:
+    made = fake.add_issue("memento dashboard", "v0", author="alice")
+
+    history = connect(fake).body_history(made["number"])
+
+    assert history == History("v0", Actor("alice", None, is_bot=False), (), complete=True)
+
+
+def test_a_history_longer_than_a_page_is_read_as_incomplete(fake: FakeGitHub) -> None:
+    made = fake.add_issue("memento dashboard", "v0")
+    github = connect(fake)
+    for index in range(1, 101):
+        github.edit_issue(made["number"], body=f"v{index}")
+
+    history = github.body_history(made["number"])
+
+    assert not history.complete
+    assert [r.body for r in history.revisions] == [f"v{index}" for index in range(1, 101)]
+
+
+def test_a_missing_issue_has_no_history_to_read(fake: FakeGitHub) -> None:
+    with pytest.raises(SyncError, match="edit history of issue #7"):
+        connect(fake, attempts=1).body_history(7)
+
+
+def test_the_history_is_read_from_enterprise_graphql_beside_the_rest_api() -> None:
+    with FakeGitHub(REPO, TOKEN, api_prefix="/api/v3") as fake:
+        made = fake.add_issue("memento dashboard", "v0")
+        github = GitHub(fake.url, TOKEN, REPO, pace=False)
+        github.edit_issue(made["number"], body="v1")
+
+        history = github.body_history(made["number"])
+
+        assert [r.body for r in history.revisions] == ["v0", "v1"]
+        assert fake.graphql_path == "/api/graphql"  # the only place it answers, and it did
+        assert fake.requests_log[-1] == ("POST", "/graphql", 200)
+
+
+def test_an_issue_is_read_as_it_is_now(fake: FakeGitHub) -> None:
+    made = fake.add_issue("memento dashboard", "v0", labels=["memento"])
+    github = connect(fake)
+    github.edit_issue(made["number"], body="v1")
+
+    assert github.issue(made["number"]).body == "v1"

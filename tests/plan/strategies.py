@@ -108,6 +108,7 @@ META_VALUES = {
     "status_archive_dir": ("logs/status_archive/", "日志/归档/"),
     "blocked_ratio_limit": ("0.3", "30%"),
     "min_free_disk": ("500MB", "1GiB"),
+    "max_file_size": ("5MB", "100kB"),
 }
 
 

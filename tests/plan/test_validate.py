@@ -426,6 +426,18 @@ ROWS = [
         one(6, ERROR, "Meta min_free_disk: 'plenty' is not a size; write e.g. 500MB"),
         id="meta-size-malformed",
     ),
+    pytest.param(
+        "- max_retries: 3",
+        "- max_file_size: huge",
+        one(6, ERROR, "Meta max_file_size: 'huge' is not a size; write e.g. 500MB or 2GiB"),
+        id="meta-file-size-malformed",
+    ),
+    pytest.param(
+        "- max_retries: 3",
+        "- max_file_size: 0MB",
+        one(6, ERROR, "Meta max_file_size: '0MB' would allow no file at all; write e.g. 5MB"),
+        id="meta-file-size-zero",
+    ),
     # -- counters ----------------------------------------------------------------------------
     pytest.param(
         "total_tasks: 3",

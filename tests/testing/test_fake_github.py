@@ -478,8 +478,10 @@ def test_another_process_is_driven_through_the_control_endpoints(tmp_path: Path)
         remote.set_permission("alice", "write")
         remote.add_user("helper", "Bot")
         seeded = remote.add_issue("seeded", "body", labels=["memento"], author="alice")
-        remote.add_comment(seeded["number"], "hi", author="helper", association="NONE")
+        said = remote.add_comment(seeded["number"], "hi", author="helper", association="NONE")
         remote.add_label("extra", "00ff00", "An extra label")
+        remote.add_token("alice-token", "alice")
+        remote.edit_comment(said["id"], "edited")
         remote.fail("POST", "issues", 502, apply=True)
         remote.rate_limit("GET", "labels", retry_after=5)
 
@@ -494,6 +496,8 @@ def test_another_process_is_driven_through_the_control_endpoints(tmp_path: Path)
         assert listed.status == 401
         assert [issue["title"] for issue in state["issues"]] == ["seeded", "made"]
         assert state["comments"][0]["user"] == "helper"
+        assert state["comments"][0]["body"] == "edited"
+        assert state["tokens"] == {"alice-token": "alice"}
         assert state["users"]["helper"]["type"] == "Bot"
         assert state["permissions"] == {"alice": "write"}
         assert state["url"] == remote.url
@@ -532,3 +536,154 @@ def test_an_api_prefix_serves_the_api_below_it_as_enterprise_does() -> None:
         assert outside.status == 404
         assert fake.request_count("GET", "issues") == 2  # counted without the prefix
         assert fake.requests_log[0] == ("GET", f"/repos/{REPO}/issues?per_page=2", 200)
+
+
+# -- users' own tokens, edit histories, GraphQL ------------------------------------------------
+
+HISTORY = """query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    issue(number: $number) {
+      body
+      author { __typename login }
+      edits: userContentEdits(first: 2) {
+        totalCount
+        pageInfo { hasNextPage }
+        nodes { editedAt diff editor { __typename login } }
+      }
+    }
+  }
+}"""
+
+
+def graphql(fake: FakeGitHub, query: str, token: str = TOKEN, **variables: Any) -> Answer:
+    return call(fake.url, "POST", "/graphql", {"query": query, "variables": variables}, token=token)
+
+
+def test_each_token_acts_as_its_own_user(fake: FakeGitHub) -> None:
+    fake.set_permission("alice", "write")
+    fake.add_token("alice-token", "alice")
+    issue = call(fake.url, "POST", f"/repos/{REPO}/issues", {"title": "hi"}).body
+
+    comment = call(
+        fake.url,
+        "POST",
+        f"/repos/{REPO}/issues/{issue['number']}/comments",
+        {"body": "mine"},
+        token="alice-token",
+    )
+    user = call(fake.url, "GET", "/user", token="alice-token")
+
+    assert issue["user"]["login"] == "memento-bot[bot]"
+    assert (comment.body["user"]["login"], comment.body["author_association"]) == (
+        "alice",
+        "COLLABORATOR",
+    )
+    assert user.body["login"] == "alice"
+    with pytest.raises(ValueError, match="new and not empty"):
+        fake.add_token(TOKEN, "mallory")
+
+
+def test_graphql_gives_the_body_and_its_revisions_newest_first(fake: FakeGitHub) -> None:
+    fake.add_token("alice-token", "alice")
+    issue = call(fake.url, "POST", f"/repos/{REPO}/issues", {"title": "d", "body": "v0"}).body
+    path = f"/repos/{REPO}/issues/{issue['number']}"
+    call(fake.url, "PATCH", path, {"body": "v1"}, token="alice-token")
+    call(fake.url, "PATCH", path, {"title": "only the title"})
+    call(fake.url, "PATCH", path, {"body": "v2"})
+
+    answer = graphql(fake, HISTORY, owner="acme", name="shop", number=issue["number"])
+
+    assert answer.status == 200
+    found = answer.body["data"]["repository"]["issue"]
+    assert "errors" not in answer.body
+    assert found["body"] == "v2"
+    assert found["author"] == {"__typename": "Bot", "login": "memento-bot"}
+    edits = found["edits"]
+    assert (edits["totalCount"], edits["pageInfo"]) == (3, {"hasNextPage": True})
+    assert [(node["diff"], node["editor"]["login"]) for node in edits["nodes"]] == [
+        ("v2", "memento-bot"),
+        ("v1", "alice"),
+    ]
+    assert all(ISO.fullmatch(node["editedAt"]) for node in edits["nodes"])
+    assert fake.state()["issues"][0]["edits"][0]["body"] == "v0"  # kept as created
+    assert fake.request_count("POST", "/graphql") == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "says"),
+    [
+        ("{ viewer { login } }", {}, "Field 'viewer' doesn't exist on type 'Query'"),
+        (
+            'query { repository(owner: "acme", name: "shop") { issue(number: 1) { nope } } }',
+            {},
+            "Field 'nope' doesn't exist on type 'Issue'",
+        ),
+        (
+            'query { repository(owner: "acme", name: "shop") '
+            "{ issue(number: 1) { userContentEdits { totalCount } } } }",
+            {},
+            "You must provide a `first` or `last` value",
+        ),
+        (
+            'query { repository(owner: "acme", name: "shop") '
+            "{ issue(number: 1) { userContentEdits(last: 101) { totalCount } } } }",
+            {},
+            "exceeds the `last` limit of 100 records",
+        ),
+        ("query($n: Int!) { repository(owner: $o) { id } }", {}, "$o is used but not provided"),
+        ("query { repository(owner: ", {}, "Parse error"),
+        ("mutation { closeIssue }", {}, "not a mutation"),
+        ("{ repository { ...on Repository { id } } }", {}, "no fragments"),
+    ],
+)
+def test_graphql_refuses_what_github_refuses(
+    fake: FakeGitHub, query: str, variables: dict[str, Any], says: str
+) -> None:
+    fake.add_issue("one", "body")
+
+    answer = graphql(fake, query, **variables)
+
+    assert answer.status == 200
+    assert "data" not in answer.body
+    [error] = answer.body["errors"]
+    assert says in error["message"]
+
+
+def test_graphql_answers_null_with_not_found_for_what_is_not_there(fake: FakeGitHub) -> None:
+    fake.add_issue("a pull request", "x", pull_request=True)
+    query = (
+        'query($n: Int!) { repository(owner: "acme", name: "shop") { issue(number: $n) { body } } }'
+    )
+
+    pull = graphql(fake, query, n=1)
+    other = graphql(fake, '{ repository(owner: "acme", name: "other") { nameWithOwner } }')
+
+    assert pull.body["data"] == {"repository": {"issue": None}}
+    [error] = pull.body["errors"]
+    assert error["type"] == "NOT_FOUND"
+    assert error["path"] == ["repository", "issue"]
+    assert error["message"] == "Could not resolve to an Issue with the number of 1."
+    assert other.body["data"] == {"repository": None}
+    assert graphql(fake, query, token="wrong", n=1).status == 401
+
+
+def test_a_comment_edited_keeps_its_id_and_creation_time(fake: FakeGitHub) -> None:
+    issue = fake.add_issue("one", "body")
+    then = datetime(2025, 1, 15, 14, 0, tzinfo=timezone.utc)
+    comment = fake.add_comment(issue["number"], "first", author="alice", created_at=then)
+
+    edited = fake.edit_comment(comment["id"], "second")
+    patched = call(
+        fake.url, "PATCH", f"/repos/{REPO}/issues/comments/{comment['id']}", {"body": "third"}
+    )
+    recent = call(fake.url, "GET", f"/repos/{REPO}/issues/comments?since=2025-01-16T00:00:00Z")
+
+    assert (edited["id"], edited["created_at"], edited["body"]) == (
+        comment["id"],
+        "2025-01-15T14:00:00Z",
+        "second",
+    )
+    assert edited["updated_at"] > edited["created_at"]
+    assert patched.status == 200
+    assert patched.body["body"] == "third"
+    assert [found["id"] for found in recent.body] == [comment["id"]]  # listed as updated
