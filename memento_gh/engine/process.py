@@ -70,7 +70,7 @@ def run_in_group(
             stack.enter_context(stdin.open("rb")) if stdin is not None else subprocess.DEVNULL
         )
         adopting = stack.enter_context(_adopting_orphans())
-        mine = _children() if adopting else set()
+        mine = _children_before() if adopting else set()
         started = time.monotonic()
         child = _start(argv, cwd, env, stdin_file)
         born = _start_time(child.pid) if adopting else None
@@ -321,6 +321,16 @@ def _parse_stat(pid: int, raw: bytes) -> _Proc:
     # priority nice num_threads itrealvalue starttime ...
     fields = raw[raw.rindex(b")") + 2 :].split(maxsplit=20)
     return _Proc(pid, fields[0], int(fields[1]), int(fields[2]), int(fields[19]))
+
+
+def _children_before() -> set[int]:
+    """This process's children as a command starts: usually none, which one ``waitid``
+    tells (it waits for nothing and reaps nothing) without reading /proc."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # no child at all
+        return set()
+    return _children()
 
 
 def _children() -> set[int]:
