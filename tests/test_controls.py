@@ -268,3 +268,98 @@ def test_every_control_rewrites_the_resume_snapshot(tmp_path: Path) -> None:
     assert state["Next"].startswith("T-102 ")  # the scheduler's own pick, first in the phase
     assert state["Last action"] == "retry T-102"
     assert project.dirty() == []
+
+
+# -- a control that changes nothing, and the alert every control recomputes -------------------
+
+BREAKER_EVENT = "- [2025-01-15T14:00:00Z] 🔴 CIRCUIT BREAKER TRIGGERED — reason: disk\n"
+BLOCKED_ALERT = (
+    "timestamp: 2025-01-15T14:00:00Z\nblocked_tasks: 1\ncircuit_breaker: OK\n"
+    "message: Pipeline needs attention. 1 task(s) blocked.\n"
+)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("argv", "mode", "tasks"),
+    [
+        (["pause"], "paused", ()),
+        (["stop"], "stopped", ()),
+        (["resume"], "auto", ()),
+        (["retry", "T-102"], "auto", ("T-102", " ")),
+        (["skip", "T-102"], "auto", ("T-102", "-")),
+    ],
+    ids=["pause", "stop", "resume", "retry-pending", "skip-skipped"],
+)
+def test_a_control_that_changes_nothing_says_so_and_exits_0(
+    tmp_path: Path, argv: list[str], mode: str, tasks: tuple[str, ...]
+) -> None:
+    chosen = [task("T-101"), task(tasks[0], tasks[1]) if tasks else task("T-102"), task("T-103")]
+    project = project_with(tmp_path, *chosen, tick_mode=mode)
+    head, before = project.head(), project.plan_path.read_bytes()
+
+    result = project.memento(*argv)
+
+    ok(result)
+    assert result.stdout.startswith("nothing to change: "), result.stdout
+    assert "git" not in result.stdout + result.stderr
+    assert project.head() == head and project.plan_path.read_bytes() == before
+    assert project.dirty() == []
+
+
+@pytest.mark.timeout(60)
+def test_a_second_retry_of_the_same_task_changes_nothing(tmp_path: Path) -> None:
+    project = project_with(tmp_path, task("T-101", "x"), task("T-102", "!", retries="3"))
+    ok(project.memento("retry", "T-102"))
+    head = project.head()
+
+    again = project.memento("retry", "T-102")
+
+    assert (again.returncode, again.stderr) == (0, "")
+    assert again.stdout == "nothing to change: retry T-102\n"
+    assert project.head() == head
+    assert project.dirty() == []
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("argv", [["retry", "T-102"], ["skip", "T-102"]], ids=["retry", "skip"])
+def test_unblocking_the_last_blocked_task_takes_the_alert_down(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    project = project_with(tmp_path, task("T-101", "x"), task("T-102", "!", retries="3"))
+    alert = project.root / ".memento_alert"
+    alert.write_text(BLOCKED_ALERT, encoding="utf-8")
+
+    ok(project.memento(*argv))
+
+    assert not alert.exists()
+    assert project.dirty() == []
+
+
+@pytest.mark.timeout(60)
+def test_a_control_writes_the_alert_a_blocked_task_calls_for(tmp_path: Path) -> None:
+    project = project_with(
+        tmp_path, task("T-101", "!", retries="3"), task("T-102", "!", retries="3"), task("T-103")
+    )
+    alert = project.root / ".memento_alert"
+
+    ok(project.memento("retry", "T-101"))
+
+    assert "blocked_tasks: 1\ncircuit_breaker: OK\n" in alert.read_text(encoding="utf-8")
+
+
+@pytest.mark.timeout(60)
+def test_resuming_after_the_circuit_breaker_takes_the_alert_down(tmp_path: Path) -> None:
+    project = make_project(
+        tmp_path,
+        plan_of([one_phase()], tick_mode="paused"),
+        files={STATUS: "# TICK STATUS LOG\n\n" + BREAKER_EVENT},
+    )
+    alert = project.root / ".memento_alert"
+    alert.write_text("circuit_breaker: TRIGGERED\n", encoding="utf-8")
+
+    ok(project.memento("pause"))  # nothing to change, and the breaker still holds the plan
+    assert "circuit_breaker: TRIGGERED" in alert.read_text(encoding="utf-8")
+    ok(project.memento("resume"))
+
+    assert not alert.exists()

@@ -21,6 +21,7 @@ from memento_gh.controls.model import (
     describe,
     plan_edits,
 )
+from memento_gh.engine.ledger import write_alert
 from memento_gh.errors import UserError
 from memento_gh.formats import notes as notes_doc
 from memento_gh.formats import status_log
@@ -58,6 +59,7 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
         changed = _learn(layout, control, now)
     else:
         changed = _edit_plan(layout, control, now)
+    _write_alert(layout, now)
     if not changed:
         return f"nothing to change: {describe(control)}"
     changed += _write_state(layout, describe(control), now)
@@ -86,6 +88,15 @@ def _write_state(layout: Layout, last_action: str, now: datetime) -> list[Path]:
         return []
     files.write_atomic(path, text)
     return [path]
+
+
+def _write_alert(layout: Layout, now: datetime) -> None:
+    """``.memento_alert`` as the plan now calls for: a retry or a skip that unblocks the last
+    blocked task takes it down at once, not at the next tick."""
+    if not layout.plan.exists():
+        return
+    plan = parse(files.read_text(layout.plan))
+    write_alert(layout, plan, files.read_optional(layout.status) or "", now)
 
 
 def _trailers(control: Control) -> str:
@@ -143,11 +154,13 @@ def _workspace(layout: Layout) -> Workspace | None:
 
 
 def _edit_plan(layout: Layout, control: Control, now: datetime) -> list[Path]:
-    plan = parse(files.read_text(layout.plan))
+    text = files.read_text(layout.plan)
+    plan = parse(text)
     edits = plan_edits(plan, control)
-    if not edits:
+    edited = editor.apply(plan, edits) if edits else text
+    if edited == text:  # a retry of a task that is [ ] with retries: 0 already
         return []
-    files.write_atomic(layout.plan, editor.apply(plan, edits))
+    files.write_atomic(layout.plan, edited)
     changed = [layout.plan]
     if control.action == "skip":
         # The reason has no place in the plan's grammar; the status log keeps it.

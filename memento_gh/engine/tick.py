@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple, Protocol
 
 from memento_gh import files
-from memento_gh.engine import attempt, breaker, pipeline
+from memento_gh.engine import agents, attempt, breaker, pipeline
 from memento_gh.engine.branch import LocalBranch, PoolBranch, Remote, refuse_dirty_tree
 from memento_gh.engine.globs import is_ignored
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome, TickResult
@@ -60,7 +60,9 @@ def run_tick(
     environ: Mapping[str, str] = os.environ,
     say: Callable[[str], None] = print,
 ) -> TickResult:
-    """Run one tick; a tick already running on this repository makes this one a no-op."""
+    """Run one tick; a tick already running on this repository makes this one a no-op.
+    An agent that cannot run is refused first, before anything is claimed."""
+    agents.check_agent(config.agent, config.agent_cmd, repo=layout.root, environ=environ)
     try:
         # The cyclic collector stays off: a large plan is hundreds of thousands of small
         # objects, none in a cycle, that each collection would walk again for nothing.

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from memento_gh.durations import format_duration, parse_duration
+from memento_gh.formats import runner_output
 from memento_gh.markdown import FENCE_OPENED, NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.scanner import split_lines
@@ -42,7 +43,8 @@ ARCHIVE_DIR = "logs/status_archive"
 SUCCESS, FAILED, BLOCKED = "success", "failed", "blocked"
 OUTCOMES = (SUCCESS, FAILED, BLOCKED)
 ESCALATION = "⚠️ NEEDS ARCHITECT ATTENTION"
-VERIFY_LINES = 5  # an entry shows the first 5 lines of verify's stdout and stderr
+#: An entry shows this many lines of verify's output: where it reports the failure.
+VERIFY_LINES = runner_output.EXCERPT_LINES
 VERIFY_LINE_CHARS = 500  # one runaway line must not bloat the log
 KEEP_ON_ROTATION = 5
 
@@ -206,8 +208,8 @@ def _status(entry: TickEntry) -> str:
     retry, most = entry.retry, entry.max_retries
     if retry is None or most is None:
         return label
-    exceeded = entry.outcome == BLOCKED and retry >= most
-    return f"{label} (retry {retry}/{most}{' — max_retries exceeded' if exceeded else ''})"
+    reached = entry.outcome == BLOCKED and retry >= most
+    return f"{label} (retry {retry}/{most}{' — max_retries reached' if reached else ''})"
 
 
 def _verify(entry: TickEntry) -> list[str]:

@@ -346,3 +346,21 @@ def test_dashboards_made_twice_by_two_workers_at_once_end_as_one(
     assert (closed["state"], closed["state_reason"]) == ("closed", "not_planned")
     [reply] = github.comments(second["number"])
     assert f"#{first['number']}" in reply["body"]
+
+
+def test_a_retry_dispatched_twice_changes_nothing_the_second_time(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    block_t101(project)
+    retry = {"MEMENTO_COMMAND": "retry", "MEMENTO_TASK": "T-101"}
+    first = project.run("workflow_dispatch", env=retry)
+    assert first.code == 0, first.said
+    assert project.marker("T-101") == " "
+    tip = git(project.origin, "rev-parse", "memento")
+
+    again = project.run("workflow_dispatch", env=retry)
+
+    assert again.code == 0, again.said
+    assert "Applied: nothing to change: retry T-101" in again.summary
+    assert "git commit failed" not in again.summary + "\n".join(again.said)
+    assert git(project.origin, "rev-parse", "memento") == tip
