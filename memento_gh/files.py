@@ -129,6 +129,8 @@ def kind_of(mode: int) -> str:
 
 
 def not_regular(path: Path, mode: int) -> UserError:
+    if stat.S_ISDIR(mode):  # as memento has always said it
+        return UserError(f"{path}: is a directory, not a file")
     return UserError(
         f"{path}: not a regular file ({kind_of(mode)}); memento reads only regular files: "
         "put the file itself there (`git checkout -- FILE` restores a committed one)"

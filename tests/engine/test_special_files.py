@@ -336,7 +336,7 @@ def test_an_alert_file_the_agent_linked_elsewhere_is_not_written_through(
         (make_socket, "not a regular file (a socket)"),
         # to a regular file: the old code followed it (to /dev/zero, it read until out of memory)
         (lambda path: path.symlink_to(__file__), "not a regular file (a symbolic link)"),
-        (lambda path: path.mkdir(), "not a regular file (a directory)"),
+        (lambda path: path.mkdir(), "is a directory, not a file"),
     ],
     ids=["fifo", "socket", "link", "directory"],
 )
