@@ -25,6 +25,12 @@ STATE = "docs/STATE.md"  # the resume snapshot every control rewrites
 MODE_LINE = "- tick_mode: {}          <!-- auto | paused | stopped -->"
 
 
+def mode_line(mode: str, was: str) -> str:
+    """The tick_mode line set to ``mode`` from MODE_LINE of ``was``: its comment stays in
+    its column (first-use issue, item 14)."""
+    return f"- tick_mode: {mode:<{len(was) + 10}}<!-- auto | paused | stopped -->"
+
+
 def project_with(tmp_path: Path, *tasks: str, **meta: str) -> Project:
     """A project whose tick_mode line carries a comment, as `memento init` writes it."""
     meta = {"tick_mode": "auto          <!-- auto | paused | stopped -->", **meta}
@@ -63,7 +69,7 @@ def test_a_mode_control_rewrites_only_the_tick_mode_line_and_commits_it(
     assert f"tick_mode is now {mode}" in result.stdout and "committed" in result.stdout
     after = project.plan_path.read_text(encoding="utf-8")
     assert changed_lines(before, after) == [
-        (MODE_LINE.format(start) + "\n", MODE_LINE.format(mode) + "\n")
+        (MODE_LINE.format(start) + "\n", mode_line(mode, start) + "\n")
     ]
     assert project.subjects()[0] == f"memento: {action}"
     assert trailers(project) == f"Memento-Control: {action}"
@@ -82,7 +88,7 @@ def test_resume_also_clears_the_failed_tick_count(tmp_path: Path) -> None:
     ok(project.memento("resume"))
 
     assert changed_lines(before, project.plan_path.read_text(encoding="utf-8")) == [
-        (MODE_LINE.format("paused") + "\n", MODE_LINE.format("auto") + "\n"),
+        (MODE_LINE.format("paused") + "\n", mode_line("auto", "paused") + "\n"),
         ("- consecutive_failed_ticks: 4\n", "- consecutive_failed_ticks: 0\n"),
     ]
     assert project.subjects()[0] == "memento: resume"
@@ -119,6 +125,19 @@ def test_retry_gives_a_blocked_task_its_retries_back(tmp_path: Path) -> None:
     ]
     assert project.subjects()[0] == "memento: retry T-101"
     assert trailers(project) == "Memento-Control: retry"
+
+
+def test_retry_on_a_paused_plan_says_it_stays_paused(tmp_path: Path) -> None:
+    # The breaker pauses the plan when too many tasks are blocked; a new user who retries
+    # the blocked task would otherwise wait for ticks that never come.
+    paused = "paused          <!-- auto | paused | stopped -->"
+    project = project_with(tmp_path, task("T-101", "!", retries="3"), tick_mode=paused)
+
+    result = project.memento("retry", "T-101")
+
+    ok(result)
+    assert "still paused" in result.stdout and "memento resume" in result.stdout
+    assert project.plan().settings.tick_mode == "paused"
 
 
 def test_retry_of_a_done_task_is_refused(tmp_path: Path) -> None:

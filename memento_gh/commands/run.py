@@ -99,7 +99,7 @@ class _Loop:
         self.finished += 1
         if result is None:
             return None
-        self.report(f"tick: {result.status} — {result.message}")
+        self.report(result.line)
         return self.resting() if self.args.until_done else None
 
     def resting(self) -> str | None:

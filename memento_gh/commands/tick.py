@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     # thousands in a large plan, none in a cycle) once more before the exit frees them.
     gc.disable()
     result = run_tick(layout, config)
-    print(f"tick: {result.status} — {result.message}")
+    print(result.line)
     return 0
 
 

@@ -42,7 +42,7 @@ def apply_control(
     """Apply one control under the repository lock; returns what happened, in a sentence."""
     try:
         with repo_lock(layout.lock, wait=wait):
-            return _apply_locked(layout, control, clock())
+            return _apply_locked(layout, control, clock()) + _mode_hint(layout, control)
     except Busy:
         raise UserError(
             f"a tick holds the lock on this repository ({layout.lock}); try again when it "
@@ -73,6 +73,17 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
     subject = f"memento: {control.action}" + (f" {control.task}" if control.task else "")
     sha = workspace.commit(f"{subject}\n\n{_trailers(control)}", relative)
     return describe(control) + f" (committed {sha[:7]})"
+
+
+def _mode_hint(layout: Layout, control: Control) -> str:
+    """For a control that readies a task while the plan is not ticking (the breaker pauses
+    it when too many tasks are blocked): that the task waits for ``memento resume``."""
+    if control.action != "retry":
+        return ""
+    mode = parse(files.read_text(layout.plan)).settings.tick_mode
+    if mode == "auto":
+        return ""
+    return f"; the plan is still {mode}: `memento resume` lets ticks run it"
 
 
 def _write_state(layout: Layout, last_action: str, now: datetime) -> list[Path]:

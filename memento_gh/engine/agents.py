@@ -417,6 +417,61 @@ def run_agent(
     return AgentResult(process, parse_cost(name, process.output))
 
 
+#: The most characters of the agent's last words a status entry shows.
+LAST_WORDS_CHARS = 300
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+#: A line of nothing but rule characters: ``-----``, ``=====``, ``──────``, ``***``.
+_RULE = re.compile(r"[\W_]*")
+
+
+def failure_of(result: AgentResult) -> str | None:
+    """Why the agent's run fails the attempt, with the last thing it said (None: it did
+    not fail). A logged-out or misconfigured agent names its own fix there ("Not logged in ·
+    Please run /login"), which is worth more than its exit code."""
+    done = result.process
+    if done.timed_out:
+        reason = f"the agent ran past agent_timeout ({done.duration:.0f}s) and was killed"
+    elif done.exit_code != 0:
+        reason = f"the agent exited with code {done.exit_code}"
+    else:
+        return None
+    said = last_words(done.output)
+    return f"{reason}: {said}" if said else reason
+
+
+def last_words(output: str) -> str | None:
+    """The agent's last line that says something: blank lines, rules and colour codes
+    skipped; from a JSON result line (``--output-format json``), its ``result`` or
+    ``error`` text."""
+    for raw in reversed(_ESCAPES.sub("", output).splitlines()):
+        line = raw.strip()
+        if line.startswith("{"):
+            line = _json_text(line) or ""
+        if not _RULE.fullmatch(line):
+            line = " ".join(line.split())
+            return line if len(line) <= LAST_WORDS_CHARS else line[: LAST_WORDS_CHARS - 1] + "…"
+    return None
+
+
+def _json_text(line: str) -> str | None:
+    """The message of a JSON object line: its ``result``, ``error`` or ``message`` text."""
+    import json  # only output that holds JSON pays for the import
+
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return line  # not JSON after all: the line itself
+    if not isinstance(found, dict):
+        return None
+    for key in ("result", "error", "message"):
+        value = found.get(key)
+        if isinstance(value, dict):
+            value = value.get("message")
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
 def _agent_of(argv: Sequence[str]) -> str:
     program = Path(argv[0]).name if argv else ""
     return program if program in PRESETS else COMMAND

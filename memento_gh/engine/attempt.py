@@ -43,8 +43,9 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     )
     index = gitindex.KeptIndex(session.root, workspace.index_file)
     result, tree = run_agent(session, claim, settings)
+    failure = agents.failure_of(result)
     # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
-    violations = _process_problems(result) + _remove_strays(tree)
+    violations = _remove_strays(tree)
     violations += hidden.index_messages(index.put_back())  # before git reads the index again
     pending = workspace.start_status()  # git looks while .git/ and the plan are read
     try:
@@ -73,11 +74,11 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
-    if violations:
-        return Attempt(tuple(violations), None, result, tuple(changes), started)
+    if violations or failure:
+        return Attempt(tuple(violations), None, result, tuple(changes), started, failure)
     seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
     check = run_verify(session, claim, settings)
-    return Attempt((), check, result, tuple(changes), started, seen)
+    return Attempt((), check, result, tuple(changes), started, seen_by_verify=seen)
 
 
 def _all_changes(
@@ -97,15 +98,6 @@ def _all_changes(
         return changes, []
     changes = agent_changes(session, plan_untouched, None)
     return changes, hidden.hidden_messages(exposed, changes)
-
-
-def _process_problems(result: AgentResult) -> list[str]:
-    done = result.process
-    if done.timed_out:
-        return [f"the agent ran past agent_timeout ({done.duration:.0f}s) and was killed"]
-    if done.exit_code != 0:
-        return [f"the agent exited with code {done.exit_code}"]
-    return []
 
 
 def _remove_strays(tree: special_files.Snapshot) -> list[str]:
@@ -184,6 +176,8 @@ def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
         lessons=lessons.lessons_for(session.ledger, task, settings, session.clock()),
         max_diff_lines=settings.max_diff_lines,
         notes_file=layout.notes.relative_to(layout.root).as_posix(),
+        last_attempt=lessons.last_attempt(session.ledger, task),
+        status_file=layout.status.relative_to(layout.root).as_posix(),
     )
 
 

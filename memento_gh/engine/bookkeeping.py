@@ -158,8 +158,8 @@ def failure_message(claim: Claim, failure: Failure, worker: str | None) -> str:
 
 def analysis(attempt: Attempt) -> str | None:
     """Why the attempt failed, in one line (None: it did not)."""
-    if attempt.violations:
-        return "; ".join(attempt.violations)
+    if attempt.failures:
+        return "; ".join(attempt.failures)
     check = attempt.verify
     if check is None:
         return None
@@ -201,6 +201,9 @@ def status_entry(
         commit=None,
         outputs=None,
         violations=attempt.violations,
+        agent_failure=attempt.agent_failure,
+        tick_died=attempt.tick_died,
+        conflict=attempt.conflict,
         cost=attempt.agent.cost if attempt.agent else None,
         log=log,
         escalation=outcome == BLOCKED_OUTCOME,

@@ -8,6 +8,7 @@ import signal
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import BinaryIO
 
 from memento_gh import files
@@ -51,7 +52,7 @@ class Session:
         self.started = clock()
         self.run_tag = os.urandom(16).hex()
         self.scratch = self.root / ".git" / "memento"
-        self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
+        self.log_path = new_log_path(layout.logs, self.started)
         # The folder resolved, not the file: a link in the plan's place is refused when it
         # is read, not followed out of the repository here.
         plan_path = (layout.plan.parent.resolve() / layout.plan.name).relative_to(
@@ -104,6 +105,19 @@ class Session:
 def log_line(layout: Layout, moment: datetime, text: str) -> None:
     with files.open_append(layout.logs / "memento.log") as stream:
         stream.write(f"[{format_time(moment)}] {text}\n".encode())
+
+
+def new_log_path(folder: Path, started: datetime) -> Path:
+    """The tick's own log file, which no earlier tick wrote: named by when the tick started,
+    to the millisecond, and numbered on when that name is taken (a clock that stands still).
+    Ticks hold the repository lock, so none takes the name meanwhile."""
+    stamp = f"{started:%Y%m%dT%H%M%S}.{started.microsecond // 1000:03d}Z"
+    path = folder / f"tick_{stamp}.log"
+    number = 1
+    while path.exists():
+        number += 1
+        path = folder / f"tick_{stamp}-{number}.log"
+    return path
 
 
 def is_working_file(path: str) -> bool:

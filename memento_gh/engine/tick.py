@@ -71,8 +71,7 @@ def run_tick(
     except Busy:
         message = status_log.tick_skipped("another tick holds the lock on this repository")
         log_line(layout, clock(), message)
-        say(message)
-        return TickResult("skipped", None, (), message)
+        return TickResult("skipped", None, (), message)  # its caller prints it
 
 
 def _tick(
@@ -108,7 +107,7 @@ def _tick(
     finally:
         pending.close()
     if plan is None:
-        return _skip(session, f"mode={session.plan_file.current.settings.tick_mode}")
+        return _skip(session, _mode_reason(session.plan_file.current.settings.tick_mode))
     # From here until the tick ends, whatever differs from HEAD is this tick's unfinished
     # work: the marker tells the next tick to roll it back if this one dies.
     marker.write(None, None, branch.marker_fields(None))
@@ -219,10 +218,14 @@ def _free_disk(session: Session) -> int | None:
         return None
 
 
+def _mode_reason(mode: str) -> str:
+    return f"mode={mode}; `memento resume` sets tick_mode to auto again"
+
+
 def _skip(session: Session, reason: str) -> TickResult:
+    """Log the skip; the caller prints the result, so the line is said once."""
     message = status_log.tick_skipped(reason)
     session.log_line(message)
-    session.say(message)
     return TickResult("skipped", None, (), message)
 
 

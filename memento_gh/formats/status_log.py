@@ -13,6 +13,14 @@ Text in, text out; the time is passed in. An entry::
 
     ---
 
+A failed run names each reason in a field of its own after the Error Analysis, which sums
+them up in one line: ``Tick Died`` (the tick running it died), ``Agent Failure`` (the agent's
+exit code or timeout, and the last line it said, e.g. ``the agent exited with code 1: Not
+logged in · Please run /login``), ``Conflict`` (on a branch shared by workers, its change no
+longer applies to files another task changed) and ``Guard Violations`` (the rules its
+change broke). Older logs put the first three under Guard Violations; every field is read
+by name, so they read as before.
+
 An event (a skipped tick, a reset claim, the end of the pipeline, a control)::
 
     - [2025-01-15T14:45:00Z] 🎉 ALL TASKS COMPLETE
@@ -93,6 +101,10 @@ class TickEntry(NamedTuple):
     cost: Mapping[str, object] | None = None  # usd / input_tokens / output_tokens / model
     log: str | None = None  # the tick's log file or the workflow run's URL
     escalation: bool = False  # "⚠️ NEEDS ARCHITECT ATTENTION"
+    #: the agent exited non-zero or ran past its timeout: how, and the last line it said
+    agent_failure: str | None = None
+    tick_died: str | None = None  # the tick running the task died (a later one records it)
+    conflict: str | None = None  # the change no longer applies on a shared branch's new tip
 
 
 class ParsedEntry(NamedTuple):
@@ -149,6 +161,9 @@ def _later_fields(entry: TickEntry) -> list[tuple[str, str]]:
     size = entry.diff_size
     return [
         ("Error Analysis", _one_line(entry.error_analysis or "")),
+        ("Tick Died", _one_line(entry.tick_died or "")),
+        ("Agent Failure", _one_line(entry.agent_failure or "")),
+        ("Conflict", _one_line(entry.conflict or "")),
         ("Guard Violations", "; ".join(_one_line(v) for v in entry.violations)),
         ("Escalation", ESCALATION if entry.escalation else ""),
         ("Files Modified", _files(entry.files)),

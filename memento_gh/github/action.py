@@ -532,7 +532,7 @@ class Run:
             shared=self.shared,
         )
         result = run_tick(self.layout, config, environ=self.env, say=self.say)
-        self.lines.append(f"Tick: {result.status} — {result.message}")
+        self.lines.append(result.line[:1].upper() + result.line[1:])
         return result
 
     def _push(self) -> bool:

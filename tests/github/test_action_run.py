@@ -72,6 +72,14 @@ def test_a_steady_run_with_nothing_new_makes_at_most_three_requests(
     assert github.request_count() <= 3, github.requests_log
 
 
+def test_a_paused_run_says_the_tick_was_skipped_once(project: ActionProject) -> None:
+    project.script({"T-101": good("T-101")})
+    project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "pause"})
+    result = project.run("schedule")
+    assert result.summary.count("Tick skipped: mode=paused") == 1, result.summary
+    assert "skipped — Tick skipped" not in result.summary
+
+
 def test_a_failing_task_opens_exactly_one_issue_however_often_the_run_repeats(
     project: ActionProject, github: FakeGitHub
 ) -> None:

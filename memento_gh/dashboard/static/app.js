@@ -283,6 +283,9 @@
       field("Last run", lastRun(run)),
       field("Verify output", run && run.verify ? `<pre>${esc(run.verify)}</pre>` : ""),
       field("Error analysis", run && run.outcome !== "success" ? esc(run.analysis) : ""),
+      field("Tick died", run ? esc(run.tick_died) : ""),
+      field("Agent failure", run ? esc(run.agent_failure) : ""),
+      field("Conflict", run ? esc(run.conflict) : ""),
       field("Guard violations", run ? esc(run.violations) : ""),
       field("Line", `${esc(state.plan)}:${esc(task.line)}`),
     ].join("");
