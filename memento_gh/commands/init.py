@@ -72,7 +72,10 @@ def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
         ),
         (f"{command} validate", "prints nothing when the plan is fine"),
         (f"{command} status", "progress, and what the next tick would do"),
-        ("pre-commit install", "check the plan files before every commit"),
+        (
+            "pre-commit install",
+            f"check the plan files before every commit (no pre-commit? `{command} hook install`)",
+        ),
         ('git add -A && git commit -m "Add memento"', ""),
         (
             "add the secret ANTHROPIC_API_KEY to the repository (Settings → Secrets and "
