@@ -203,8 +203,11 @@ def _file_state(path: str) -> bytes | None:
             return b"link\0" + os.fsencode(Path(path).readlink())
         if not stat.S_ISREG(mode):
             return f"other {stat.S_IFMT(mode):o}\0".encode()
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # non-blocking: a FIFO swapped in since the lstat must not hang the read
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return b"other\0"
             chunks = [f"file {stat.S_IMODE(mode):o}\0".encode()]
             while chunk := os.read(descriptor, 1 << 16):
                 chunks.append(chunk)

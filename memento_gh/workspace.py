@@ -38,6 +38,8 @@ IDENTITY_SETTINGS = r"^(user|author|committer)\.(name|email)$"
 # git's own test for binary content (xdiff's FIRST_FEW_BYTES): a NUL among the first 8000 bytes.
 _BINARY_PROBE = 8000
 _CHUNK = 1 << 20
+#: Read flags for a file the agent may have swapped: no waiting on a FIFO, no following a link.
+_READ_NOW = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 _DIFF_OPTIONS = ("-z", "--no-color", "--no-ext-diff", "--no-textconv")
 _NO_MAINTENANCE = ("maintenance.auto=false", "gc.auto=0")
@@ -251,6 +253,12 @@ class Workspace:
         tick that overlaps it with finding the repository and reading the plan, about 6 ms of
         a 1,000-task tick (A/B against waiting at once, installed package)."""
         return start_status(self.root)
+
+    def start_ignored_folders(self) -> PendingFolders:
+        """The folders git ignores as a whole (``logs``, ``node_modules``), listed by a git
+        process that runs while the caller does other things."""
+        listing = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        return PendingFolders(gitrun.start(self.root, *listing))
 
     def commit_count(self) -> int:
         """How many commits HEAD's history holds (0 on an unborn branch)."""
@@ -559,6 +567,24 @@ class PendingStatus:
         self._started.wait()
 
 
+class PendingFolders:
+    """A ``git ls-files --directory`` running for ``start_ignored_folders``."""
+
+    def __init__(self, started: gitrun.Started) -> None:
+        self._started = started
+
+    def result(self) -> list[str]:
+        """Wait for git; the folders, relative to the top, without their final "/" (none
+        when git failed: then every folder is walked, which costs time, not safety)."""
+        done = self._started.wait()
+        if done.returncode != 0:
+            return []
+        return [path[:-1] for path in _split(done.stdout) if path.endswith("/")]
+
+    def close(self) -> None:
+        self._started.wait()
+
+
 # -- pure helpers ---------------------------------------------------------------------------
 
 
@@ -653,7 +679,12 @@ def _count_lines(path: Path) -> tuple[int, bool]:
             return target.count(b"\n") + (0 if target.endswith(b"\n") else 1), False
         if path.is_dir():  # a nested repository
             return 0, False
-        with path.open("rb") as stream:
+        # Never blocking: a FIFO put there since git listed it is no file's content.
+        descriptor = os.open(path, _READ_NOW)
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            return 0, False
+        with os.fdopen(descriptor, "rb") as stream:
             chunk = stream.read(_BINARY_PROBE)
             if b"\0" in chunk:
                 return 0, True

@@ -18,7 +18,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from memento_gh import credentials
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
@@ -348,7 +348,7 @@ def run_agent(
     repo: Path,
     env: Mapping[str, str],
     timeout: float | None,
-    log: Path | None,
+    log: Path | IO[bytes] | None,
     prompt_file: Path,
     agent: str | None = None,
     grace: float = DEFAULT_GRACE,

@@ -7,7 +7,17 @@ import contextlib
 
 from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
-from memento_gh.engine import agents, context, guards, hidden, lessons, prompt, verify
+from memento_gh.engine import (
+    agents,
+    context,
+    fingerprint,
+    guards,
+    hidden,
+    lessons,
+    prompt,
+    special_files,
+    verify,
+)
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
@@ -34,10 +44,12 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file
     )
     index = gitindex.KeptIndex(session.root, workspace.index_file)
-    result = run_agent(session, claim, settings)
+    result, tree = run_agent(session, claim, settings)
     failure = agents.failure_of(result)
+    # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
+    violations = _remove_strays(tree)
     # Before git runs again: whatever the agent planted in .git would run, or mislead it.
-    violations = workspace.restore_git(git_before)
+    violations += workspace.restore_git(git_before)
     violations += hidden.index_messages(index.put_back())  # before git reads the index again
     pending = workspace.start_status()  # git looks while the plan is read
     try:
@@ -63,10 +75,13 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
-    check = None if violations or failure else run_verify(session, claim, settings)
-    if check is not None:  # verify ran the agent's code: it too must leave .git as it was
-        violations += [f"while verify ran, {said}" for said in workspace.restore_git(git_before)]
-    return Attempt(tuple(violations), check, result, tuple(changes), started, failure)
+    if violations or failure:
+        return Attempt(tuple(violations), None, result, tuple(changes), started, failure)
+    seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
+    check = run_verify(session, claim, settings)
+    # verify ran the agent's code: it too must leave .git as it was
+    planted = tuple(f"while verify ran, {said}" for said in workspace.restore_git(git_before))
+    return Attempt(planted, check, result, tuple(changes), started, seen_by_verify=seen)
 
 
 def _all_changes(
@@ -88,11 +103,19 @@ def _all_changes(
     return changes, hidden.hidden_messages(exposed, changes)
 
 
-def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult:
+def _remove_strays(tree: special_files.Snapshot) -> list[str]:
+    """The FIFOs, sockets, devices and links out of the repository the agent left, removed
+    (each is a violation)."""
+    return special_files.remove(tree, special_files.new_strays(tree))
+
+
+def run_agent(
+    session: Session, claim: Claim, settings: Settings
+) -> tuple[AgentResult, special_files.Snapshot]:
+    """The agent's run, and the work tree as it was before it (``special_files``)."""
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
-    prompt_file.write_text(build_prompt(session, claim, settings), encoding="utf-8")
     argv = agents.agent_argv(
         session.agent,
         session.agent_cmd,
@@ -101,19 +124,32 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
         repo=session.root,
         timeout=settings.agent_timeout,
     )
+    listing = session.workspace.start_ignored_folders()  # git lists them meanwhile
     try:
-        return agents.run_agent(
+        try:
+            # Replaced, not written into: a FIFO or a link at this name would block or
+            # redirect the write.
+            text = build_prompt(session, claim, settings)
+            files.write_atomic(prompt_file, text, durable=False)
+            log = session.tick_log()  # before the walk: the log is no change of the agent's
+            # memento's own folder (logs/) is walked, ignored or not
+            ignored = [path for path in listing.result() if not is_working_file(path + "/")]
+            tree = special_files.snapshot(session.root, ignored)
+        finally:
+            listing.close()
+        ran = agents.run_agent(
             argv,
             repo=session.root,
             env=dict(session.child_env),
             timeout=settings.agent_timeout,
-            log=session.log_path,
+            log=log,
             prompt_file=prompt_file,
             agent=session.agent,
         )
     finally:
         with contextlib.suppress(OSError):  # gone with .git, if the agent took that away
             prompt_file.unlink()
+    return ran, tree
 
 
 def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
@@ -176,5 +212,5 @@ def run_verify(session: Session, claim: Claim, settings: Settings) -> VerifyResu
         cwd=session.root,
         env=dict(session.child_env),
         timeout=task.timeout or settings.verify_timeout,
-        log=session.log_path,
+        log=session.tick_log(),
     )

@@ -18,6 +18,10 @@ from typing import Any
 AGENTS_DIR = Path(__file__).resolve().parent
 SCRIPTED = AGENTS_DIR / "scripted.py"
 HOSTILE = AGENTS_DIR / "hostile.py"
+#: A hostile agent that leaves a daemon outside its process group.
+ESCAPER = AGENTS_DIR / "escaper.py"
+#: A hostile agent that leaves FIFOs, sockets, devices and links in the work tree.
+PLANTER = AGENTS_DIR / "planter.py"
 TAMPER = AGENTS_DIR / "tamper.py"
 
 Action = Mapping[str, Any]
