@@ -27,10 +27,11 @@ tokens) in that API's own fields. A step is one of
 When the script has run out, every turn is answered with the text ``done``.
 
 The CLIs also ask side questions that are not the agent's next step: claude a title for the
-session, gemini whether the model or the user speaks next. A request is a side question when
-it offers no tools (or, for gemini, asks for a JSON answer), unless the API has no tools in
-its use (aider: :attr:`ModelServer.tool_free`). Side questions get a short answer of their
-own and leave the script where it is. Whatever else a CLI asks at start-up (model lists,
+session, gemini which model to route to and whether the model or the user speaks next. An
+Anthropic or Gemini request is a side question when it offers no tools (or, for Gemini,
+asks for a JSON answer); every Responses and Chat Completions request is a turn (codex asks
+no side questions, aider sends no tools). Side questions get a short answer of their own and
+leave the script where it is. Whatever else a CLI asks at start-up (model lists,
 counting tokens, version checks, telemetry) is answered minimally; every request is
 recorded (:attr:`ModelServer.requests`), so a test can see what went where.
 
@@ -140,7 +141,6 @@ class ModelServer:
         self,
         script: Iterable[Step] = (),
         *,
-        tool_free: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -148,7 +148,6 @@ class ModelServer:
         for step in self.script:
             if isinstance(step, Fail) and step.kind not in FAULTS:
                 raise ValueError(f"unknown fault {step.kind!r}: one of {', '.join(FAULTS)}")
-        self.tool_free = tool_free
         self.host = host
         self.port = port
         self.requests: list[Request] = []
@@ -248,12 +247,14 @@ class ModelServer:
         return _ANSWERS[api](step or Say("done"), body, path, query)
 
     def _is_turn(self, api: str, body: JSON) -> bool:
-        if self.tool_free:
-            return True
+        if api == "anthropic":
+            return bool(body.get("tools"))
         if api == "gemini":
             config = body.get("generationConfig") or {}
             return bool(body.get("tools")) and "responseJsonSchema" not in config
-        return bool(body.get("tools"))
+        # codex asks no side questions (and some models get their tools inside the input);
+        # aider sends no tools at all.
+        return True
 
     def _next_step(self) -> Step | None:
         """The step for this turn (under the lock); None once the script has run out."""

@@ -171,7 +171,17 @@ def codex_config(url: str, *, retries: int | None = None) -> str:
     its own ``base_url`` and key variable points it elsewhere."""
     lines = [
         f'model_provider = "{CODEX_PROVIDER}"',
-        'model = "gpt-5-codex"',
+        'model = "gpt-5.5"',
+        # Nothing leaves the machine: no analytics (ab.chatgpt.com) and no plugins (their
+        # catalogue sync clones from github.com and asks api.github.com and chatgpt.com).
+        # The release check is the TUI's; exec was not seen making it.
+        "check_for_update_on_startup = false",
+        "",
+        "[analytics]",
+        "enabled = false",
+        "",
+        "[features]",
+        "plugins = false",
         "",
         f"[model_providers.{CODEX_PROVIDER}]",
         'name = "Scripted model server"',
