@@ -19,6 +19,7 @@ In a test::
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -243,15 +244,20 @@ priority = 900
 """
 
 
-def gemini_settings() -> str:
+def gemini_settings(*, max_attempts: int | None = None) -> str:
     """``~/.gemini/settings.json``: an API key's auth (``GOOGLE_GEMINI_BASE_URL`` alone
-    switches it away), no usage statistics, telemetry or update checks."""
-    return (
-        '{"security": {"auth": {"selectedType": "gemini-api-key"}},\n'
-        ' "privacy": {"usageStatisticsEnabled": false},\n'
-        ' "telemetry": {"enabled": false},\n'
-        ' "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}\n'
-    )
+    switches it away), no usage statistics, telemetry or update checks. ``max_attempts``
+    (``general.maxAttempts``, default 10) bounds its retries of a 429 or 503."""
+    general: dict[str, object] = {"disableAutoUpdate": True, "disableUpdateNag": True}
+    if max_attempts is not None:
+        general["maxAttempts"] = max_attempts
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": general,
+    }
+    return json.dumps(settings, indent=2) + "\n"
 
 
 def gemini(
@@ -260,20 +266,22 @@ def gemini(
     prompt: str,
     *,
     model: str | None = None,
+    max_attempts: int | None = None,
+    trust: bool = True,
     extra: Sequence[str] = (),
 ) -> Launch:
     """``gemini -p``: trusted folder, edits approved, shell allowed by a policy that denies
-    ``git commit`` / ``git push``."""
+    ``git commit`` / ``git push``. ``trust=False`` leaves ``--skip-trust`` out."""
     settings = home / ".gemini"
     settings.mkdir(parents=True, exist_ok=True)
-    (settings / "settings.json").write_text(gemini_settings())
+    (settings / "settings.json").write_text(gemini_settings(max_attempts=max_attempts))
     policy = home / "memento-policy.toml"
     policy.write_text(GEMINI_POLICY)
     argv = [
         executable("gemini"),
         "-p",
         INSTRUCTION,
-        "--skip-trust",
+        *(["--skip-trust"] if trust else []),
         "--approval-mode=auto_edit",
         "--policy",
         str(policy),
