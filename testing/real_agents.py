@@ -350,7 +350,14 @@ def aider(
         *(f"--file={path}" for path in files),
     ]
     env = base_env(url, home)
-    env.update({"OPENAI_API_BASE": f"{url}/v1", "OPENAI_API_KEY": "sk-scripted"})
+    env.update(
+        {
+            "OPENAI_API_BASE": f"{url}/v1",
+            "OPENAI_API_KEY": "sk-scripted",
+            # litellm downloads the same price list when it is imported, unless told not to.
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
+    )
     return Launch(argv, env)
 
 
