@@ -107,7 +107,7 @@ class Request(NamedTuple):
     method: str
     path: str
     query: dict[str, str]
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case
     body: Any  # the JSON body, or the text when it is not JSON, or None
     api: str  # "anthropic", "responses", "chat", "gemini", or "" for anything else
     turn: bool  # answered with a step of the script (or the final ``done``)
@@ -223,6 +223,7 @@ class ModelServer:
     # -- answering -------------------------------------------------------------------------
 
     def handle(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Answer:
+        headers = {name.lower(): value for name, value in headers.items()}
         if method == "CONNECT" or target.startswith(("http://", "https://")):
             # A request meant for another host, sent here as to a proxy (the tests set
             # HTTPS_PROXY to this server): nothing may leave the machine.
@@ -272,7 +273,7 @@ class ModelServer:
 
 
 def _decode(raw: bytes, headers: dict[str, str]) -> Any:
-    encoding = {k.lower(): v for k, v in headers.items()}.get("content-encoding", "")
+    encoding = headers.get("content-encoding", "")
     if encoding == "gzip":
         raw = gzip.decompress(raw)
     elif encoding == "deflate":

@@ -69,9 +69,9 @@ class Finished(NamedTuple):
         return self.stdout + self.stderr
 
 
-def executable(name: str) -> str:
+def executable(name: str, tools: Path = TOOLS) -> str:
     """The pinned CLI's executable, or :class:`MissingCLI` saying how to install it."""
-    path = TOOLS / "bin" / name
+    path = tools / "bin" / name
     if not (path.exists() and os.access(path, os.X_OK)):
         raise MissingCLI(
             f"{name} {VERSIONS[name]} is not installed at {path}: run `bash scripts/setup` "
@@ -126,7 +126,7 @@ def claude(
     ``max_retries`` sets ``CLAUDE_CODE_MAX_RETRIES`` (claude's default, 10, spends about
     three minutes on a 429 before it gives up)."""
     argv = [
-        executable("claude"),
+        "claude",
         "-p",
         INSTRUCTION,
         "--output-format",
@@ -211,7 +211,7 @@ def codex(
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(codex_config(url, retries=retries))
     argv = [
-        executable("codex"),
+        "codex",
         "exec",
         "--sandbox",
         "workspace-write",
@@ -278,7 +278,7 @@ def gemini(
     policy = home / "memento-policy.toml"
     policy.write_text(GEMINI_POLICY)
     argv = [
-        executable("gemini"),
+        "gemini",
         "-p",
         INSTRUCTION,
         *(["--skip-trust"] if trust else []),
@@ -326,7 +326,7 @@ def aider(
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(aider_price_list(), cache / "model_prices_and_context_window.json")
     argv = [
-        executable("aider"),
+        "aider",
         "--message-file",
         str(prompt_file),
         "--model",
@@ -365,11 +365,13 @@ def aider(
 
 
 def run(launch: Launch, cwd: Path, *, timeout: float) -> Finished:
-    """Run the CLI in ``cwd`` in a process group of its own; on ``timeout`` the whole group
-    is killed and :class:`subprocess.TimeoutExpired` raised."""
+    """Run the pinned CLI (:class:`MissingCLI` if it is not installed) in ``cwd``, in a
+    process group of its own; on ``timeout`` the whole group is killed and
+    :class:`subprocess.TimeoutExpired` raised."""
+    argv = [executable(launch.argv[0]), *launch.argv[1:]]
     started = time.monotonic()
     process = subprocess.Popen(
-        launch.argv,
+        argv,
         cwd=cwd,
         env=launch.env,
         stdin=subprocess.PIPE,
@@ -383,5 +385,5 @@ def run(launch: Launch, cwd: Path, *, timeout: float) -> Finished:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         stdout, stderr = process.communicate()
-        raise subprocess.TimeoutExpired(launch.argv, timeout, stdout, stderr) from None
+        raise subprocess.TimeoutExpired(argv, timeout, stdout, stderr) from None
     return Finished(process.returncode, stdout, stderr, time.monotonic() - started)

@@ -133,7 +133,7 @@ def test_a_plan_usage_limit_ends_claude_at_once_and_says_when_it_resets(
     assert report["api_error_status"] == 429
     assert str(report["result"]).startswith("You've hit your session limit · resets ")
     assert len(server.turns) == 1
-    assert server.turns[0].headers["Authorization"] == "Bearer sk-ant-oat01-scripted"
+    assert server.turns[0].headers["authorization"] == "Bearer sk-ant-oat01-scripted"
 
 
 @pytest.mark.timeout(120)
