@@ -146,3 +146,26 @@ def test_claude_model_flag_reaches_the_request(repo: Path, home: Path) -> None:
     assert finished.returncode == 0, finished.output
     assert [turn.model for turn in server.turns] == ["claude-haiku-4-5"]
     assert list(result(finished.stdout)["modelUsage"]) == ["claude-haiku-4-5"]  # type: ignore[call-overload]
+
+
+@pytest.mark.timeout(120)
+def test_without_nonessential_traffic_off_claude_calls_home_and_asks_for_a_title(
+    repo: Path, home: Path
+) -> None:
+    # Why CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: without it claude contacts
+    # api.anthropic.com whatever ANTHROPIC_BASE_URL says, and asks the model for a session
+    # title, which total_cost_usd and modelUsage count but usage does not.
+    with ModelServer([Say("Nothing to do.")]) as server:
+        launch = claude(server.url, home, PROMPT)
+        del launch.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]
+        finished = run(launch, repo, timeout=100)
+
+    assert finished.returncode == 0, finished.output
+    assert {request.path for request in server.outbound} == {"api.anthropic.com:443"}
+    (title,) = [request for request in server.requests if request.api and not request.turn]
+    assert "Write the title" in title.text
+    report = result(finished.stdout)
+    (model_usage,) = report["modelUsage"].values()  # type: ignore[attr-defined]
+    assert report["usage"]["input_tokens"] == 1000  # type: ignore[index]
+    assert model_usage["inputTokens"] == 1010  # the title's 10 tokens too
+    assert model_usage["costUSD"] == report["total_cost_usd"]
