@@ -155,3 +155,25 @@ def test_without_skip_trust_gemini_exits_55_in_a_new_folder(repo: Path, home: Pa
     assert finished.returncode == 55
     assert "Gemini CLI is not running in a trusted directory." in finished.stderr
     assert server.turns == []
+
+
+@pytest.mark.timeout(120)
+def test_without_its_settings_file_gemini_refuses_the_base_url_and_reports_usage_home(
+    repo: Path, home: Path
+) -> None:
+    # GOOGLE_GEMINI_BASE_URL alone switches gemini's auth type: exit 41. And unless
+    # privacy.usageStatisticsEnabled is false, it sends usage statistics to Google.
+    with ModelServer([Say("Nothing to do.")]) as server:
+        launch = gemini(server.url, home, PROMPT)
+        (home / ".gemini" / "settings.json").unlink()
+        refused = run(launch, repo, timeout=100)
+    assert refused.returncode == 41
+    assert last_json(refused.stderr)["error"]["message"] == "Invalid auth method selected."
+
+    auth_only = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    with ModelServer([Say("Nothing to do.")]) as server:
+        launch = gemini(server.url, home, PROMPT)
+        (home / ".gemini" / "settings.json").write_text(json.dumps(auth_only))
+        finished = run(launch, repo, timeout=100)
+    assert finished.returncode == 0, finished.output
+    assert {request.path for request in server.outbound} == {"play.googleapis.com:443"}
