@@ -32,7 +32,13 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / ".tools"
 #: The versions ``scripts/setup`` installs (keep the two in step).
-VERSIONS = {"claude": "2.1.197", "codex": "0.171.0", "gemini": "0.61.0", "aider": "0.86.2"}
+VERSIONS = {
+    "claude": "2.1.197",
+    "codex": "0.171.0",
+    "gemini": "0.61.0",
+    "aider": "0.86.2",
+    "openclaw": "2026.9.6",
+}
 
 #: The git commands an agent may not run, for the CLIs whose rules match command text.
 GIT_DENIED = ("git commit", "git push")
@@ -359,6 +365,76 @@ def aider(
         }
     )
     return Launch(argv, env)
+
+
+# -- openclaw ------------------------------------------------------------------------------
+
+OPENCLAW_PROVIDER = "scripted"
+OPENCLAW_KEY = "SCRIPTED_API_KEY"
+
+
+def openclaw_config(url: str, models: Sequence[str]) -> str:
+    """An openclaw config file with one provider, the model server (it ignores
+    ``ANTHROPIC_BASE_URL``), speaking the Anthropic Messages API. A model must be listed to be
+    chosen; its prices (USD per million tokens) make openclaw's ``costUsd``."""
+    entries = [
+        {
+            "id": model,
+            "name": model,
+            "api": "anthropic-messages",
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 3, "output": 15, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 200000,
+            "maxTokens": 8000,
+        }
+        for model in models
+    ]
+    provider = {
+        "baseUrl": url,
+        "apiKey": "${" + OPENCLAW_KEY + "}",
+        "api": "anthropic-messages",
+        "models": entries,
+    }
+    config = {"models": {"mode": "merge", "providers": {OPENCLAW_PROVIDER: provider}}}
+    return json.dumps(config, indent=2) + "\n"
+
+
+def openclaw(
+    url: str,
+    home: Path,
+    prompt: str,
+    repo: Path,
+    *,
+    model: str = "claude-sonnet-4-6",
+    models: Sequence[str] = ("claude-sonnet-4-6", "claude-opus-4-6"),
+    extra: Sequence[str] = (),
+) -> Launch:
+    """``openclaw agent exec``: one headless turn in ``repo``, the prompt on stdin, the
+    provider from a config file of its own (``--config`` rules out ``--auth-env-only``)."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "openclaw.json"
+    config.write_text(openclaw_config(url, models))
+    argv = [
+        "openclaw",
+        "agent",
+        "exec",
+        "--message-file",
+        "-",
+        "--cwd",
+        str(repo),
+        "--model",
+        f"{OPENCLAW_PROVIDER}/{model}",
+        "--config",
+        str(config),
+        "--json",
+        "--timeout",
+        "120",
+        *extra,
+    ]
+    env = base_env(url, home)
+    env[OPENCLAW_KEY] = "sk-scripted"
+    return Launch(argv, env, prompt)
 
 
 # -- running -------------------------------------------------------------------------------
