@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from testing.model_server import Call, ModelServer, Say
+from testing.model_server import Call, Fail, ModelServer, Say
 from testing.real_agents import executable, openclaw, run
 from tests.agents_real.conftest import TASK, VERIFY, git, sent
 
@@ -109,3 +109,22 @@ def test_openclaw_model_flag_reaches_the_request(repo: Path, home: Path) -> None
     assert finished.returncode == 0, finished.output
     assert [turn.model for turn in server.turns] == ["claude-opus-4-6"]
     assert envelope(finished.stdout)["model"] == "claude-opus-4-6"
+
+
+@pytest.mark.timeout(400)
+def test_a_429_ends_openclaw_with_exit_1_after_three_minutes_of_retries(
+    repo: Path, home: Path
+) -> None:
+    # Ten attempts, waits growing to 30 s; not configurable in openclaw.json.
+    with ModelServer([Fail("rate_limit", times=100)]) as server:
+        finished = run(openclaw(server.url, home, PROMPT, repo), repo, timeout=350)
+
+    assert finished.returncode == 1
+    report = envelope(finished.stdout)
+    assert (report["ok"], report["status"]) == (False, "error")
+    assert report["error"] == {
+        "message": "⚠️ API rate limit reached. Please try again later.",
+        "kind": "exception",
+    }
+    assert "reason=rate_limit" in finished.stderr
+    assert len(server.turns) == 10
