@@ -61,6 +61,31 @@ def _validate_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="check the versions staged in git's index (for git hooks)",
     )
+    parser.add_argument(
+        "--check-verify",
+        action="store_true",
+        help="also warn where a pending task's verify program is found on PATH inside "
+        "memento's own environment, or not at all (verify runs with memento's PATH)",
+    )
+
+
+def _hook_options(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(title="actions", dest="action", metavar="ACTION", required=True)
+    install = actions.add_parser(
+        "install",
+        help="write the hook into the folder git runs hooks from",
+        description="Write memento's pre-commit hook into this repository's hooks folder "
+        "(core.hooksPath when set). A hook that is not memento's is left as it is.",
+    )
+    install.add_argument(
+        "--force", action="store_true", help="replace a pre-commit hook that is not memento's"
+    )
+    actions.add_parser(
+        "uninstall",
+        help="remove memento's hook (another hook is left as it is)",
+        description="Remove memento's pre-commit hook from this repository's hooks folder; a "
+        "hook that is not memento's is left as it is.",
+    )
 
 
 def _json_option(parser: argparse.ArgumentParser) -> None:
@@ -107,14 +132,26 @@ def _schedule_options(parser: argparse.ArgumentParser) -> None:
         "or hours that divide a day (1h … 24h)",
     )
     _tick_options(install)
-    remove = actions.add_parser("remove", help="take the line out of the crontab")
-    show = actions.add_parser("show", help="print the line and when it fires next")
-    for action in (install, remove, show):
+    remove = actions.add_parser(
+        "remove",
+        help="take the line out of the crontab",
+        description="Take this repository's line out of the crontab; other lines stay as they are.",
+    )
+    show = actions.add_parser(
+        "show",
+        help="print the line and when it fires next",
+        description="Print this repository's crontab line and when it fires next.",
+    )
+    for action, verb, default in (
+        (install, "edit", "`crontab -l` / `crontab -`"),
+        (remove, "edit", "`crontab -l` / `crontab -`"),
+        (show, "read", "`crontab -l`"),
+    ):
         action.add_argument(
             "--crontab",
             metavar="FILE",
-            help="a crontab file to edit instead of yours (default: $MEMENTO_CRONTAB, "
-            "else `crontab -l` / `crontab -`)",
+            help=f"a crontab file to {verb} instead of yours (default: $MEMENTO_CRONTAB, "
+            f"else {default})",
         )
 
 
@@ -246,8 +283,9 @@ COMMANDS = (
         "check the plan, project map and notes",
         _validate_options,
         "memento_gh.commands.validate",
-        description="Check MASTER_PLAN.md, PROJECT_MAP.md and HUMAN_NOTES.md. Prints one "
-        "'path:line: error|warning: message' line per problem; exits 1 on any error.",
+        description="Check MASTER_PLAN.md, PROJECT_MAP.md, HUMAN_NOTES.md and the lessons in "
+        "docs/memory/ (known-issues.md, decisions.md, preferences.md), or the FILES given. "
+        "Prints one 'path:line: error|warning: message' line per problem; exits 1 on any error.",
         quick_exit=True,
     ),
     Command(
@@ -295,39 +333,57 @@ COMMANDS = (
         "set tick_mode: paused (ticks do nothing until resume)",
         _wait_option,
         "memento_gh.commands.control",
-        description="set tick_mode: paused (ticks do nothing until resume).",
+        description="Set tick_mode: paused; ticks do nothing until `memento resume`.",
     ),
     Command(
         "resume",
         "set tick_mode: auto (and clear the failed-tick count)",
         _wait_option,
         "memento_gh.commands.control",
-        description="set tick_mode: auto (and clear the failed-tick count).",
+        description="Set tick_mode: auto, and clear the failed-tick count the circuit breaker "
+        "reads.",
     ),
     Command(
         "stop",
         "set tick_mode: stopped",
         _wait_option,
         "memento_gh.commands.control",
-        description="set tick_mode: stopped.",
+        description="Set tick_mode: stopped; ticks do nothing until `memento resume`.",
     ),
     Command(
         "retry",
         "give a task its retries back ([!] -> [ ], retries: 0)",
         _task_options,
         "memento_gh.commands.control",
+        description="Give a task its retries back: [!] (or [-]) becomes [ ] with retries: 0, "
+        "so the next tick can pick it. Leave a note first (`memento note --task`) to tell the "
+        "worker what it needs.",
     ),
     Command(
         "skip",
         "mark a task [-] so the plan moves on without it",
         _skip_options,
         "memento_gh.commands.control",
+        description="Mark a pending or blocked task [-] (skipped): tasks and phases that depend "
+        "on it go on without it. --why is kept in TICK_STATUS.md.",
     ),
     Command(
         "note",
         "leave a note for the worker in HUMAN_NOTES.md (a task, or global)",
         _note_options,
         "memento_gh.commands.control",
+        description="Leave a note in HUMAN_NOTES.md for the worker of one task (--task T-ID) "
+        "or of every task (--global). The worker reads it in its prompt; the note is marked "
+        "[NOTE:READ] once its task succeeds.",
+    ),
+    Command(
+        "hook",
+        "install or remove the plain git pre-commit hook that validates the plan files",
+        _hook_options,
+        "memento_gh.commands.hook",
+        description="Install or remove memento's git pre-commit hook, which runs `memento "
+        "validate --index` on the staged plan, map, notes and lesson files (for repositories "
+        "that do not use the pre-commit framework).",
     ),
     Command(
         "demo",
@@ -435,8 +491,22 @@ def _dispatch(args: argparse.Namespace) -> int:
     command = find_command(args.command)
     if command is None:
         raise AssertionError(f"the command {args.command!r} has a parser but no entry")
+    _check_folder(args.directory)
     run: Callable[[argparse.Namespace, Layout], int] = importlib.import_module(command.module).run
     return run(args, Layout(args.directory, args.plan_dir))
+
+
+def _check_folder(directory: Path) -> None:
+    """``-C``'s folder must be there: every command would otherwise report what it finds
+    missing inside it (no plan, no repository) and hide the mistake."""
+    try:
+        if directory.is_dir():
+            return
+        missing = not directory.exists()
+    except OSError:  # a name too long for the file system, say
+        missing = True
+    why = "the folder does not exist" if missing else "not a folder"
+    raise UserError(f"-C {directory}: {why}; give -C the folder of your repository")
 
 
 def program() -> NoReturn:

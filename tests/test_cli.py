@@ -21,7 +21,7 @@ import memento_gh
 from memento_gh import cli
 from memento_gh.cli import build_parser, main
 from memento_gh.errors import crash_message
-from testing.cli import run_memento
+from testing.cli import call_memento, run_memento
 from testing.plans import large_plan, phase_block, plan_text, task_block
 
 ANSI = re.compile(r"\033\[[0-9;]*m")
@@ -361,3 +361,110 @@ def test_only_the_named_commands_parser_is_built(argv: list[str], command: str |
 def test_a_parser_built_for_one_command_parses_it_as_the_full_one_does() -> None:
     argv = ["-C", "repo", "tick", "--agent-cmd", "true", "--max-tasks", "2"]
     assert cli.build_parser("tick").parse_args(argv) == cli.build_parser().parse_args(argv)
+
+
+# -- every command's help, and a folder that is not there ------------------------------------
+
+
+def every_parser(
+    parser: argparse.ArgumentParser | None = None, words: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
+    """The words that name each command and each action under one (``schedule install``),
+    walking the parsers as ``memento`` builds them."""
+    found: list[tuple[str, ...]] = []
+    for action in (parser or build_parser())._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append((*words, name))
+                found += every_parser(sub, (*words, name))
+    return found
+
+
+def description_of(help_text: str) -> str:
+    """The paragraph argparse prints between the usage and the first list of options."""
+    paragraphs = help_text.split("\n\n")
+    if len(paragraphs) < 2 or paragraphs[1].rstrip().endswith(":"):
+        return ""
+    first_line = paragraphs[1].splitlines()[0]
+    return "" if first_line.endswith(":") else paragraphs[1]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("words", every_parser(), ids=" ".join)
+def test_every_command_describes_itself_in_a_sentence(words: tuple[str, ...]) -> None:
+    done = call_memento(*words, "--help")
+
+    assert (done.returncode, done.stderr) == (0, "")
+    description = description_of(done.stdout)
+    assert description, f"`memento {' '.join(words)} --help` has no description"
+    assert description[0].isupper(), description
+    assert description.rstrip().endswith("."), description
+
+
+@pytest.mark.timeout(60)
+def test_help_says_what_the_command_agent_needs_and_where_validate_looks() -> None:
+    tick = call_memento("tick", "--help").stdout
+    validate = call_memento("validate", "--help").stdout
+    show = call_memento("schedule", "show", "--help").stdout
+
+    assert "command (with --agent-cmd)" in " ".join(tick.split())
+    assert "docs/memory/" in validate
+    assert "to edit" not in show
+    assert "a crontab file to read" in " ".join(show.split())
+
+
+#: The fewest words each command needs past its name, so that it gets to its folder.
+MINIMAL_ARGS: dict[str, list[str]] = {
+    "init": [],
+    "validate": [],
+    "status": [],
+    "next": [],
+    "tick": ["--agent-cmd", "true"],
+    "run": ["--every", "1s", "--agent-cmd", "true"],
+    "schedule": ["show"],
+    "pause": [],
+    "resume": [],
+    "stop": [],
+    "retry": ["T-101"],
+    "skip": ["T-101"],
+    "note": ["--global", "hello"],
+    "demo": [],
+    "memory": [],
+    "learn": ["decision", "db", "Postgres", "--evidence", "README.md"],
+    "dashboard": ["--port", "0"],
+    "github": [],
+    "hook": ["install"],
+}
+
+
+def test_the_table_of_minimal_arguments_names_every_command() -> None:
+    assert sorted(MINIMAL_ARGS) == subcommands()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("command", sorted(MINIMAL_ARGS))
+def test_a_folder_that_does_not_exist_is_named_for_every_command(
+    tmp_path: Path, command: str
+) -> None:
+    missing = tmp_path / "nonexistent"
+
+    done = call_memento("-C", missing, command, *MINIMAL_ARGS[command], cwd=tmp_path)
+
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"memento: error: -C {missing}: the folder does not exist; "
+        "give -C the folder of your repository\n"
+    )
+    assert not missing.exists()
+
+
+@pytest.mark.timeout(60)
+def test_a_file_given_to_dash_c_is_not_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "plan.md").write_text("# not a folder\n", encoding="utf-8")
+
+    done = call_memento("-C", "plan.md", "status", cwd=tmp_path)
+
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "memento: error: -C plan.md: not a folder; give -C the folder of your repository\n"
+    )

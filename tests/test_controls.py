@@ -25,6 +25,12 @@ STATE = "docs/STATE.md"  # the resume snapshot every control rewrites
 MODE_LINE = "- tick_mode: {}          <!-- auto | paused | stopped -->"
 
 
+def mode_line(mode: str, was: str) -> str:
+    """The tick_mode line set to ``mode`` from MODE_LINE of ``was``: its comment stays in
+    its column (first-use issue, item 14)."""
+    return f"- tick_mode: {mode:<{len(was) + 10}}<!-- auto | paused | stopped -->"
+
+
 def project_with(tmp_path: Path, *tasks: str, **meta: str) -> Project:
     """A project whose tick_mode line carries a comment, as `memento init` writes it."""
     meta = {"tick_mode": "auto          <!-- auto | paused | stopped -->", **meta}
@@ -63,7 +69,7 @@ def test_a_mode_control_rewrites_only_the_tick_mode_line_and_commits_it(
     assert f"tick_mode is now {mode}" in result.stdout and "committed" in result.stdout
     after = project.plan_path.read_text(encoding="utf-8")
     assert changed_lines(before, after) == [
-        (MODE_LINE.format(start) + "\n", MODE_LINE.format(mode) + "\n")
+        (MODE_LINE.format(start) + "\n", mode_line(mode, start) + "\n")
     ]
     assert project.subjects()[0] == f"memento: {action}"
     assert trailers(project) == f"Memento-Control: {action}"
@@ -82,7 +88,7 @@ def test_resume_also_clears_the_failed_tick_count(tmp_path: Path) -> None:
     ok(project.memento("resume"))
 
     assert changed_lines(before, project.plan_path.read_text(encoding="utf-8")) == [
-        (MODE_LINE.format("paused") + "\n", MODE_LINE.format("auto") + "\n"),
+        (MODE_LINE.format("paused") + "\n", mode_line("auto", "paused") + "\n"),
         ("- consecutive_failed_ticks: 4\n", "- consecutive_failed_ticks: 0\n"),
     ]
     assert project.subjects()[0] == "memento: resume"
@@ -119,6 +125,19 @@ def test_retry_gives_a_blocked_task_its_retries_back(tmp_path: Path) -> None:
     ]
     assert project.subjects()[0] == "memento: retry T-101"
     assert trailers(project) == "Memento-Control: retry"
+
+
+def test_retry_on_a_paused_plan_says_it_stays_paused(tmp_path: Path) -> None:
+    # The breaker pauses the plan when too many tasks are blocked; a new user who retries
+    # the blocked task would otherwise wait for ticks that never come.
+    paused = "paused          <!-- auto | paused | stopped -->"
+    project = project_with(tmp_path, task("T-101", "!", retries="3"), tick_mode=paused)
+
+    result = project.memento("retry", "T-101")
+
+    ok(result)
+    assert "still paused" in result.stdout and "memento resume" in result.stdout
+    assert project.plan().settings.tick_mode == "paused"
 
 
 def test_retry_of_a_done_task_is_refused(tmp_path: Path) -> None:
@@ -268,3 +287,98 @@ def test_every_control_rewrites_the_resume_snapshot(tmp_path: Path) -> None:
     assert state["Next"].startswith("T-102 ")  # the scheduler's own pick, first in the phase
     assert state["Last action"] == "retry T-102"
     assert project.dirty() == []
+
+
+# -- a control that changes nothing, and the alert every control recomputes -------------------
+
+BREAKER_EVENT = "- [2025-01-15T14:00:00Z] 🔴 CIRCUIT BREAKER TRIGGERED — reason: disk\n"
+BLOCKED_ALERT = (
+    "timestamp: 2025-01-15T14:00:00Z\nblocked_tasks: 1\ncircuit_breaker: OK\n"
+    "message: Pipeline needs attention. 1 task(s) blocked.\n"
+)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("argv", "mode", "tasks"),
+    [
+        (["pause"], "paused", ()),
+        (["stop"], "stopped", ()),
+        (["resume"], "auto", ()),
+        (["retry", "T-102"], "auto", ("T-102", " ")),
+        (["skip", "T-102"], "auto", ("T-102", "-")),
+    ],
+    ids=["pause", "stop", "resume", "retry-pending", "skip-skipped"],
+)
+def test_a_control_that_changes_nothing_says_so_and_exits_0(
+    tmp_path: Path, argv: list[str], mode: str, tasks: tuple[str, ...]
+) -> None:
+    chosen = [task("T-101"), task(tasks[0], tasks[1]) if tasks else task("T-102"), task("T-103")]
+    project = project_with(tmp_path, *chosen, tick_mode=mode)
+    head, before = project.head(), project.plan_path.read_bytes()
+
+    result = project.memento(*argv)
+
+    ok(result)
+    assert result.stdout.startswith("nothing to change: "), result.stdout
+    assert "git" not in result.stdout + result.stderr
+    assert project.head() == head and project.plan_path.read_bytes() == before
+    assert project.dirty() == []
+
+
+@pytest.mark.timeout(60)
+def test_a_second_retry_of_the_same_task_changes_nothing(tmp_path: Path) -> None:
+    project = project_with(tmp_path, task("T-101", "x"), task("T-102", "!", retries="3"))
+    ok(project.memento("retry", "T-102"))
+    head = project.head()
+
+    again = project.memento("retry", "T-102")
+
+    assert (again.returncode, again.stderr) == (0, "")
+    assert again.stdout == "nothing to change: retry T-102\n"
+    assert project.head() == head
+    assert project.dirty() == []
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("argv", [["retry", "T-102"], ["skip", "T-102"]], ids=["retry", "skip"])
+def test_unblocking_the_last_blocked_task_takes_the_alert_down(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    project = project_with(tmp_path, task("T-101", "x"), task("T-102", "!", retries="3"))
+    alert = project.root / ".memento_alert"
+    alert.write_text(BLOCKED_ALERT, encoding="utf-8")
+
+    ok(project.memento(*argv))
+
+    assert not alert.exists()
+    assert project.dirty() == []
+
+
+@pytest.mark.timeout(60)
+def test_a_control_writes_the_alert_a_blocked_task_calls_for(tmp_path: Path) -> None:
+    project = project_with(
+        tmp_path, task("T-101", "!", retries="3"), task("T-102", "!", retries="3"), task("T-103")
+    )
+    alert = project.root / ".memento_alert"
+
+    ok(project.memento("retry", "T-101"))
+
+    assert "blocked_tasks: 1\ncircuit_breaker: OK\n" in alert.read_text(encoding="utf-8")
+
+
+@pytest.mark.timeout(60)
+def test_resuming_after_the_circuit_breaker_takes_the_alert_down(tmp_path: Path) -> None:
+    project = make_project(
+        tmp_path,
+        plan_of([one_phase()], tick_mode="paused"),
+        files={STATUS: "# TICK STATUS LOG\n\n" + BREAKER_EVENT},
+    )
+    alert = project.root / ".memento_alert"
+    alert.write_text("circuit_breaker: TRIGGERED\n", encoding="utf-8")
+
+    ok(project.memento("pause"))  # nothing to change, and the breaker still holds the plan
+    assert "circuit_breaker: TRIGGERED" in alert.read_text(encoding="utf-8")
+    ok(project.memento("resume"))
+
+    assert not alert.exists()

@@ -173,16 +173,15 @@ def without_memento(tmp_path: Path) -> dict[str, str]:
     return git_env(PATH=str(tools))
 
 
-@pytest.fixture(params=["core.hooksPath", "copy"])
+@pytest.fixture(params=["core.hooksPath", "memento hook install"])
 def plain_repo(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A repository with hooks/pre-commit installed the two ways its comment documents."""
     repo = init_repo(tmp_path / "repo")
     if request.param == "core.hooksPath":
         git(repo, "config", "core.hooksPath", str(PLAIN_HOOK.parent))
     else:
-        hooks = repo / git(repo, "rev-parse", "--git-path", "hooks").strip()
-        hooks.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(PLAIN_HOOK, hooks / "pre-commit")
+        done = run_memento("hook", "install", cwd=repo)
+        assert done.returncode == 0, done.stderr
     return repo
 
 
@@ -521,6 +520,71 @@ def test_framework_checks_the_staged_plan_and_skips_other_files(
     )
     assert committed(framework_repo, "docs/MASTER_PLAN.md") == VALID_PLAN
     assert plan.read_text(encoding="utf-8") == INVALID_PLAN
+
+
+# --- the config `memento init` writes: local hooks, the installed memento, offline ----------
+
+#: No network: any download pre-commit or git would try goes to a closed port and fails at once.
+OFFLINE = {
+    "http_proxy": "http://127.0.0.1:9",
+    "https_proxy": "http://127.0.0.1:9",
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "PIP_NO_INDEX": "1",
+}
+
+
+def init_config(tmp_path: Path) -> dict[str, Any]:
+    done = run_memento("init", cwd=init_repo(tmp_path / "scaffolded"))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "scaffolded" / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    return dict(yaml.safe_load(text))
+
+
+def test_init_writes_local_system_hooks_that_match_the_published_ones(tmp_path: Path) -> None:
+    [repo] = init_config(tmp_path)["repos"]
+    published = {hook["id"]: hook for hook in load_manifest(str(MANIFEST))}
+
+    assert repo["repo"] == "local"
+    assert "rev" not in repo
+    assert [hook["id"] for hook in repo["hooks"]] == list(published)
+    for hook in repo["hooks"]:
+        assert hook["language"] == "system"
+        same = ("name", "entry", "files", "types", "require_serial")
+        assert {key: hook[key] for key in same} == {key: published[hook["id"]][key] for key in same}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_config_init_writes_blocks_an_invalid_plan_offline_with_real_pre_commit(
+    tmp_path: Path,
+) -> None:
+    repo = init_repo(tmp_path / "repo")
+    env = git_env(
+        PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
+        PRE_COMMIT_COLOR="never",
+        **OFFLINE,
+    )
+    assert run(["memento", "init"], repo, env).returncode == 0
+    installed = run(["pre-commit", "install"], repo, env)
+    assert installed.returncode == 0, installed.stdout
+    git(repo, "add", "-A")
+    scaffolded = commit(repo, env)
+    assert scaffolded.returncode == 0, scaffolded.stdout
+    assert re.search(r"memento plan \(MASTER_PLAN\.md\)\.+Passed", scaffolded.stdout)
+
+    plan = repo / "docs" / "MASTER_PLAN.md"
+    good = plan.read_text(encoding="utf-8")
+    plan.write_text(good.replace("  - verify: `test -s docs/HELLO.md`\n", ""), encoding="utf-8")
+    git(repo, "add", "-A")
+    blocked = commit(repo, env)
+
+    assert blocked.returncode != 0
+    assert "CalledProcessError" not in blocked.stdout
+    assert re.search(
+        r"docs/MASTER_PLAN\.md:\d+: error: T-101 has no 'verify:' line", blocked.stdout
+    )
 
 
 # --- the problem matcher ---------------------------------------------------------------------

@@ -27,7 +27,7 @@ from memento_gh.demo import agent, project
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import STATUS_NAME, Layout, display
-from memento_gh.output import wants_color
+from memento_gh.output import commented, wants_color
 from memento_gh.plan.model import DONE, SKIPPED
 from memento_gh.plan.progress import summary
 from memento_gh.plan.scanner import parse
@@ -161,10 +161,13 @@ def _finish(layout: Layout) -> bool:
         )
     where = shlex.quote(str(layout.root))
     status = shlex.quote((PurePosixPath(layout.plan_dir) / STATUS_NAME).as_posix())
-    print(f"The project is in {where}, with {commits} commits. Look around:")
-    print(f"  cd {where}")
-    print("  git log --oneline        # a commit for every task run and every control")
-    print(f"  cat {status}    # the tick log")
     plan_dir = [] if layout.plan_dir == "docs" else ["--plan-dir", layout.plan_dir]
-    print(f"  {shlex.join(['memento', *plan_dir, 'status'])}")
+    print(f"The project is in {where}, with {commits} commits. Look around:")
+    look = [
+        (f"cd {where}", ""),
+        ("git log --oneline", "a commit for every task run and every control"),
+        (f"cat {status}", "the tick log"),
+        (shlex.join(["memento", *plan_dir, "status"]), ""),
+    ]
+    print("\n".join(commented(look)))
     return complete

@@ -16,6 +16,7 @@ from memento_gh.layout import (
     Layout,
     display,
 )
+from memento_gh.output import commented
 from memento_gh.scaffold import (
     GITIGNORE,
     LOGS,
@@ -60,20 +61,27 @@ def check_plan_dir(plan_dir: str) -> str:
 
 
 def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
+    """The numbered steps, their comments in one column (``commented``)."""
     docs = plan_paths(plan_dir)
-    steps = [] if in_git else ["git init"]
+    steps = [] if in_git else [("git init", "")]
     steps += [
-        f"replace the example phase in {docs['PLAN']} with your tasks, "
-        f"and describe your modules in {docs['MAP']}",
-        f"{command} validate      # prints nothing when the plan is fine",
-        f"{command} status        # progress, and what the next tick would do",
-        "pre-commit install       # check the plan files before every commit",
-        'git add -A && git commit -m "Add memento"',
-        "add the secret ANTHROPIC_API_KEY to the repository (Settings → Secrets and "
-        "variables → Actions) and push: the workflow ticks every 30 minutes; "
-        f"or run `{command} tick` here to do one tick now",
+        (
+            f"replace the example phase in {docs['PLAN']} with your tasks, "
+            f"and describe your modules in {docs['MAP']}",
+            "",
+        ),
+        (f"{command} validate", "prints nothing when the plan is fine"),
+        (f"{command} status", "progress, and what the next tick would do"),
+        ("pre-commit install", "check the plan files before every commit"),
+        ('git add -A && git commit -m "Add memento"', ""),
+        (
+            "add the secret ANTHROPIC_API_KEY to the repository (Settings → Secrets and "
+            "variables → Actions) and push: the workflow ticks every 30 minutes; "
+            f"or run `{command} tick` here to do one tick now",
+            "",
+        ),
     ]
-    return [f"  {number}. {step}" for number, step in enumerate(steps, start=1)]
+    return commented([(f"{number}. {step}", why) for number, (step, why) in enumerate(steps, 1)])
 
 
 # -- the writer -----------------------------------------------------------------------------

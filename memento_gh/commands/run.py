@@ -2,7 +2,9 @@
 
 Fixed rate: a tick starts ``--every`` after the one before it started (at once when that one
 took longer). A tick that fails on a human's mistake (an invalid plan, a dirty tree) is
-reported and the loop goes on: an unattended loop outlives a broken edit. Every tick's line
+reported and the loop goes on: an unattended loop outlives a broken edit. An agent that
+cannot run (a mistyped name, a program not on PATH) ends the run at once with exit 1: every
+tick would fail the same way. Every tick's line
 goes to stdout and, timestamped, to ``logs/cron.log``, the file cron's ticks append to.
 """
 
@@ -20,6 +22,7 @@ from typing import TextIO
 from memento_gh import files
 from memento_gh.commands.tick import tick_config
 from memento_gh.durations import format_duration
+from memento_gh.engine.agents import AgentConfigError
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
@@ -87,6 +90,8 @@ class _Loop:
         self.in_tick = True
         try:
             result = run_tick(self.layout, self.config, say=self.report)
+        except AgentConfigError:
+            raise  # every tick would fail the same way: the run ends (exit 1)
         except UserError as error:
             result = None
             self.report(f"memento: error: {error}", sys.stderr)
@@ -94,7 +99,7 @@ class _Loop:
         self.finished += 1
         if result is None:
             return None
-        self.report(f"tick: {result.status} — {result.message}")
+        self.report(result.line)
         return self.resting() if self.args.until_done else None
 
     def resting(self) -> str | None:

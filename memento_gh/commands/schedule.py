@@ -47,7 +47,9 @@ def line_for(args: argparse.Namespace, layout: Layout) -> str:
     """The crontab line ``install`` asks for, its interval and tick options checked."""
     from memento_gh.commands.tick import tick_config
 
-    tick_config(args, layout)  # a mistake in the tick options shows now, not in cron's mail
+    # A mistake in the tick options shows now, not in cron's mail. The agent's program is
+    # looked for when cron runs the line (with the PATH the line carries), not here.
+    tick_config(args, layout, find_program=False)
     argv = [*memento_argv(), "--plan-dir", args.plan_dir, "tick", *tick_words(args)]
     try:
         expression = crontab.cron_expression(args.every)

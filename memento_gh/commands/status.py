@@ -14,7 +14,7 @@ from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
 from memento_gh.output import paint, wants_color
 from memento_gh.plan.model import ERROR
-from memento_gh.plan.progress import summary
+from memento_gh.plan.progress import done_text, summary
 
 BAR_WIDTH = 20
 
@@ -51,11 +51,11 @@ def _exists(path: Path) -> bool:
 
 
 def render_status(data: dict[str, Any], color: bool) -> str:
-    done = data["completed"] + data["skipped"]
-    total = data["total"]
+    done, skipped, total = data["completed"], data["skipped"], data["total"]
+    counted = f"{done}/{total} done" + (f", {skipped} skipped" if skipped else "")
     lines = [
         paint(data["title"] or data["plan"], "bold", color),
-        f"mode {data['mode']} · {done}/{total} done ({_percent(done, total)}) · "
+        f"mode {data['mode']} · {counted} ({_percent(done + skipped, total)}) · "
         f"{data['blocked']} blocked · {data['running']} running · {data['ticks']} ticks",
     ]
     errors = data["errors"]
@@ -65,8 +65,9 @@ def render_status(data: dict[str, Any], color: bool) -> str:
     lines.append("")
     for phase in data["phases"]:
         bar = _bar(phase["done"], phase["total"])
+        counts = done_text(phase["done"] - phase["skipped"], phase["skipped"], phase["total"])
         lines.append(
-            f"{phase['name']}: {phase['title']}  {bar} {phase['done']}/{phase['total']}"
+            f"{phase['name']}: {phase['title']}  {bar} {counts}"
             + (f"  ({phase['blocked']} blocked)" if phase["blocked"] else "")
         )
     lines += _task_group(data, "blocked", "Blocked", color)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, choose_agent
+from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, check_agent, choose_agent
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
@@ -32,15 +33,21 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     # thousands in a large plan, none in a cycle) once more before the exit frees them.
     gc.disable()
     result = run_tick(layout, config)
-    print(f"tick: {result.status} — {result.message}")
+    print(result.line)
     return 0
 
 
-def tick_config(args: argparse.Namespace, layout: Layout) -> TickConfig:
-    """The tick the options of ``tick_options.TICK_OPTIONS`` ask for, checked."""
+def tick_config(
+    args: argparse.Namespace, layout: Layout, *, find_program: bool = True
+) -> TickConfig:
+    """The tick the options of ``tick_options.TICK_OPTIONS`` ask for, checked; the agent's
+    program must be on PATH too, unless not ``find_program`` (a crontab line runs later)."""
     if not layout.plan.exists():
         raise UserError(f"{display(layout.plan)}: no plan here; run `memento init` first")
     agent = choose_agent(args.agent, args.agent_cmd, HOW_TO_CHOOSE)
+    check_agent(
+        agent, args.agent_cmd, repo=layout.root, environ=os.environ, find_program=find_program
+    )
     if args.max_tasks is not None and args.max_tasks < 1:
         raise UserError(f"--max-tasks must be at least 1, not {args.max_tasks}")
     if args.worker_id:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from memento_gh.engine.agents import KNOWN_AGENTS
+from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS
 
 
 class TickOption(NamedTuple):
@@ -37,12 +37,13 @@ class TickOption(NamedTuple):
         return (environ.get(self.env) if self.env else None) or self.default
 
 
-_AGENTS = f"{', '.join(KNOWN_AGENTS[:-1])} or {KNOWN_AGENTS[-1]}"
+_PRESETS = [name for name in KNOWN_AGENTS if name != COMMAND]
+_AGENTS = f"{', '.join(_PRESETS)}, or {COMMAND} (with --agent-cmd)"
 
 TICK_OPTIONS = (
     TickOption(
         "--agent",
-        f"{_AGENTS} (default: $MEMENTO_AGENT, else command when --agent-cmd is set)",
+        f"{_AGENTS} (default: $MEMENTO_AGENT, else {COMMAND} when --agent-cmd is set)",
         env="MEMENTO_AGENT",
     ),
     TickOption(

@@ -133,7 +133,24 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
                     print(line)
     missing = NOT_STAGED if args.index else MISSING
     problems = [problem for path in paths for problem in check_file(path, read, missing)]
+    if args.check_verify:
+        problems += verify_path_problems(paths, read, layout.root)
     return report(problems)
+
+
+def verify_path_problems(paths: Sequence[Path], read: Reader, root: Path) -> list[Problem]:
+    """``--check-verify``: the verify programs of the plans' tasks still to run that PATH
+    finds inside memento's own environment, or not at all."""
+    from memento_gh.engine.verify_path import path_problems
+
+    found = []
+    for path in paths:
+        text = _read_sibling(read, path) if path.name == PLAN_NAME else None
+        if text is not None:
+            found += [
+                problem.at(display(path)) for problem in path_problems(parse_once(text), root)
+            ]
+    return found
 
 
 def report(problems: list[Problem]) -> int:

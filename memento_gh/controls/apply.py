@@ -21,6 +21,7 @@ from memento_gh.controls.model import (
     describe,
     plan_edits,
 )
+from memento_gh.engine.ledger import write_alert
 from memento_gh.errors import UserError
 from memento_gh.formats import notes as notes_doc
 from memento_gh.formats import status_log
@@ -41,7 +42,7 @@ def apply_control(
     """Apply one control under the repository lock; returns what happened, in a sentence."""
     try:
         with repo_lock(layout.lock, wait=wait):
-            return _apply_locked(layout, control, clock())
+            return _apply_locked(layout, control, clock()) + _mode_hint(layout, control)
     except Busy:
         raise UserError(
             f"a tick holds the lock on this repository ({layout.lock}); try again when it "
@@ -58,6 +59,7 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
         changed = _learn(layout, control, now)
     else:
         changed = _edit_plan(layout, control, now)
+    _write_alert(layout, now)
     if not changed:
         return f"nothing to change: {describe(control)}"
     changed += _write_state(layout, describe(control), now)
@@ -73,6 +75,17 @@ def _apply_locked(layout: Layout, control: Control, now: datetime) -> str:
     return describe(control) + f" (committed {sha[:7]})"
 
 
+def _mode_hint(layout: Layout, control: Control) -> str:
+    """For a control that readies a task while the plan is not ticking (the breaker pauses
+    it when too many tasks are blocked): that the task waits for ``memento resume``."""
+    if control.action != "retry":
+        return ""
+    mode = parse(files.read_text(layout.plan)).settings.tick_mode
+    if mode == "auto":
+        return ""
+    return f"; the plan is still {mode}: `memento resume` lets ticks run it"
+
+
 def _write_state(layout: Layout, last_action: str, now: datetime) -> list[Path]:
     """STATE.md, the snapshot to resume from, follows every control (see formats/state.py)."""
     from memento_gh.formats.state import render_state
@@ -86,6 +99,15 @@ def _write_state(layout: Layout, last_action: str, now: datetime) -> list[Path]:
         return []
     files.write_atomic(path, text)
     return [path]
+
+
+def _write_alert(layout: Layout, now: datetime) -> None:
+    """``.memento_alert`` as the plan now calls for: a retry or a skip that unblocks the last
+    blocked task takes it down at once, not at the next tick."""
+    if not layout.plan.exists():
+        return
+    plan = parse(files.read_text(layout.plan))
+    write_alert(layout, plan, files.read_optional(layout.status) or "", now)
 
 
 def _trailers(control: Control) -> str:
@@ -143,11 +165,13 @@ def _workspace(layout: Layout) -> Workspace | None:
 
 
 def _edit_plan(layout: Layout, control: Control, now: datetime) -> list[Path]:
-    plan = parse(files.read_text(layout.plan))
+    text = files.read_text(layout.plan)
+    plan = parse(text)
     edits = plan_edits(plan, control)
-    if not edits:
+    edited = editor.apply(plan, edits) if edits else text
+    if edited == text:  # a retry of a task that is [ ] with retries: 0 already
         return []
-    files.write_atomic(layout.plan, editor.apply(plan, edits))
+    files.write_atomic(layout.plan, edited)
     changed = [layout.plan]
     if control.action == "skip":
         # The reason has no place in the plan's grammar; the status log keeps it.

@@ -50,8 +50,10 @@ def plan_edits(plan: Plan, control: Control) -> list[editor.Edit]:
             editor.set_field(plan, task.id, "retries", "0"),
         ]
     if control.action == "skip":
-        if task.marker in (DONE, RUNNING, SKIPPED):
-            state = {DONE: "done", RUNNING: "running", SKIPPED: "already skipped"}[task.marker]
+        if task.marker == SKIPPED:
+            return []  # skipped already: nothing to change
+        if task.marker in (DONE, RUNNING):
+            state = "done" if task.marker == DONE else "running"
             raise UserError(f"{task.id} is {state}; only a pending or blocked task can be skipped")
         return [editor.set_status(plan, task.id, SKIPPED)]
     raise UserError(f"unknown control {control.action!r}; use one of {', '.join(ACTIONS)}")

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import wraps
 from importlib import resources
+from typing import Any, NamedTuple
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -34,7 +35,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memento_gh.controls.apply import apply_control
-from memento_gh.dashboard import repo, writes
+from memento_gh.dashboard import first_paint, repo, writes
 from memento_gh.dashboard.writes import Rejected
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
@@ -94,12 +95,17 @@ def serve(app: ASGIApp, sock: socket.socket) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
+class _Built(NamedTuple):
+    data: dict[str, Any]
+    body: bytes
+
+
 class _Dashboard:
     def __init__(self, layout: Layout, token: str, clock: Clock) -> None:
         self.layout = layout
         self.token = token
         self.clock = clock
-        self._state: tuple[str, bytes] | None = None  # (version, JSON) of the last build
+        self._state: _Built | None = None  # the last snapshot built, and its JSON
         folder = resources.files("memento_gh.dashboard") / "static"
         self.assets = {name: (folder / name).read_bytes() for name in ASSETS}
         template = (folder / "index.html").read_text(encoding="utf-8")
@@ -107,7 +113,11 @@ class _Dashboard:
         self.html = template.replace("@TOKEN@", token).replace("@POLL_MS@", str(POLL_MS))
 
     def page(self, request: Request) -> Response:
-        return HTMLResponse(self.html)
+        try:
+            built: _Built | None = self._snapshot()
+        except UserError:
+            built = None  # no plan right now: the script's banner says why
+        return HTMLResponse(first_paint.fill(self.html, built.data if built else None))
 
     def asset(self, request: Request) -> Response:
         name = request.url.path.rsplit("/", 1)[1]
@@ -117,12 +127,17 @@ class _Dashboard:
         return JSONResponse({"version": repo.stamp(self.layout)})
 
     def state(self, request: Request) -> Response:
+        return Response(self._snapshot().body, media_type="application/json")
+
+    def _snapshot(self) -> _Built:
+        """The page's state as the files are now, built again only when they changed: the
+        same one for the page's first paint and for the script."""
         cached = self._state
-        if cached is None or cached[0] != repo.stamp(self.layout):
+        if cached is None or cached.data["version"] != repo.stamp(self.layout):
             data = repo.load(self.layout, self.clock())
             body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-            cached = self._state = (data["version"], body)
-        return Response(cached[1], media_type="application/json")
+            cached = self._state = _Built(data, body)
+        return cached
 
     def log(self, request: Request) -> Response:
         return PlainTextResponse(repo.tick_log(self.layout, request.query_params.get("path", "")))

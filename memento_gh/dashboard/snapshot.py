@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from memento_gh.cron import fields as cron
 from memento_gh.dashboard import markup
 from memento_gh.durations import format_duration
+from memento_gh.formats import runner_output
 from memento_gh.formats.notes import parse_notes
 from memento_gh.formats.status_log import SUCCESS, Event, ParsedEntry, parse_status
 from memento_gh.plan.model import Plan
@@ -136,6 +137,13 @@ def _record(record: ParsedEntry | Event) -> dict[str, Any]:
     return {"kind": "tick", **_entry(record)}
 
 
+def _summary(entry: ParsedEntry) -> str:
+    """The one line a run is told by: why it failed, else its runner's result line."""
+    if entry.error_analysis:
+        return entry.error_analysis
+    return runner_output.summary(entry.verify_head or "", entry.exit_code)
+
+
 def _entry(entry: ParsedEntry) -> dict[str, Any]:
     fields = entry.fields
     log = fields.get("Log") or None
@@ -152,7 +160,11 @@ def _entry(entry: ParsedEntry) -> dict[str, Any]:
         "verify": entry.verify_head,
         "exit_code": entry.exit_code,
         "analysis": entry.error_analysis,
+        "summary": _summary(entry),
         "violations": fields.get("Guard Violations"),
+        "agent_failure": fields.get("Agent Failure"),
+        "tick_died": fields.get("Tick Died"),
+        "conflict": fields.get("Conflict"),
         "files": fields.get("Files Modified"),
         "escalation": entry.escalation,
         "continuation": list(entry.continuation) if entry.continuation else None,

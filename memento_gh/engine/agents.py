@@ -139,6 +139,110 @@ PRESETS: Mapping[str, Callable[[AgentRun], list[str]]] = {
 KNOWN_AGENTS = tuple(sorted([*PRESETS, COMMAND]))
 
 
+class AgentConfigError(UserError):
+    """The agent cannot run as configured: no tick claims a task for it (a tick that claimed
+    one would fail, and the task would lose a retry to the next tick's recovery)."""
+
+
+class AgentOptions(NamedTuple):
+    """How the user sets the agent, for the messages that name the fix: the command line's
+    options, or the GitHub Action's inputs."""
+
+    command_agent: str = "--agent command"
+    template: str = "--agent-cmd"
+    how_to_set_template: str = (
+        "pass --agent-cmd 'your-agent {prompt_file}' (or set MEMENTO_AGENT_CMD)"
+    )
+    how_to_name: str = ""
+
+
+ACTION_OPTIONS = AgentOptions(
+    command_agent="the agent `command`",
+    template="the action's `agent-command` input",
+    how_to_set_template="set the action's `agent-command` input to your agent's command line",
+    how_to_name="; set the action's `agent` input to one of them",
+)
+
+
+def check_agent(
+    agent: str,
+    template: str | None,
+    *,
+    repo: Path,
+    environ: Mapping[str, str],
+    options: AgentOptions = AgentOptions(),  # noqa: B008 (a NamedTuple, immutable)
+    find_program: bool = True,
+) -> None:
+    """Refuse (``AgentConfigError``) an agent that cannot run: an unknown name, the command
+    agent without a readable command line, or (``find_program``) a program that is not on
+    ``environ``'s PATH, or not at the path the command line gives (relative to ``repo``, where
+    the agent runs)."""
+    name = agent.strip().lower()
+    if name == COMMAND:
+        program = _template_program(template, repo, options)
+        what = "the agent command line"
+        fix = f"install it, or give its full path in {options.template}"
+    elif name in PRESETS:
+        program = name  # every preset's program is named as the agent is
+        what = f"the agent {name}"
+        fix = "install it (see its documentation), or put the folder that holds it on PATH"
+    else:
+        import difflib
+
+        close = difflib.get_close_matches(name, KNOWN_AGENTS, n=1)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        raise AgentConfigError(
+            f"unknown agent {agent!r}{guess}; known agents: {', '.join(KNOWN_AGENTS)}"
+            + options.how_to_name
+        )
+    if find_program and program is not None:
+        _find_program(program, what, fix, repo, environ, options)
+
+
+def _template_program(template: str | None, repo: Path, options: AgentOptions) -> str | None:
+    """The program the command line runs; None when a placeholder only a tick fills names it."""
+    try:
+        items = shlex.split(template or "")
+    except ValueError as error:
+        raise AgentConfigError(
+            f"the agent command line cannot be read ({error}): {template}"
+        ) from None
+    if not items:
+        raise AgentConfigError(
+            f"{options.command_agent} runs the command line of {options.template}, and none "
+            f"is set; {options.how_to_set_template}"
+        )
+    program = items[0].replace("{repo}", str(repo))
+    return None if PLACEHOLDER.search(program) else program
+
+
+def _find_program(
+    program: str,
+    what: str,
+    fix: str,
+    repo: Path,
+    environ: Mapping[str, str],
+    options: AgentOptions,
+) -> None:
+    import os
+    import shutil
+
+    if "/" not in program:
+        # The agent starts with this environment, so its PATH is the one searched.
+        if shutil.which(program, path=environ.get("PATH", os.defpath)) is None:
+            raise AgentConfigError(f"{what} runs `{program}`, which is not on PATH; {fix}")
+        return
+    path = Path(program) if Path(program).is_absolute() else repo.resolve() / program
+    if not path.is_file():
+        raise AgentConfigError(
+            f"{what} runs {program}, which is not at {path}; correct the path in {options.template}"
+        )
+    if not os.access(path, os.X_OK):
+        raise AgentConfigError(
+            f"{what} runs {program}, which is not executable; make it so: chmod +x {path}"
+        )
+
+
 def choose_agent(agent: str | None, agent_cmd: str | None, how_to_choose: str) -> str:
     """The agent a tick runs: ``agent``, else ``command`` when a command line is given.
     Neither is a UserError that ends with ``how_to_choose`` (options, or an action's inputs)."""
@@ -311,6 +415,61 @@ def run_agent(
     )
     name = agent if agent is not None else _agent_of(argv)
     return AgentResult(process, parse_cost(name, process.output))
+
+
+#: The most characters of the agent's last words a status entry shows.
+LAST_WORDS_CHARS = 300
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+#: A line of nothing but rule characters: ``-----``, ``=====``, ``──────``, ``***``.
+_RULE = re.compile(r"[\W_]*")
+
+
+def failure_of(result: AgentResult) -> str | None:
+    """Why the agent's run fails the attempt, with the last thing it said (None: it did
+    not fail). A logged-out or misconfigured agent names its own fix there ("Not logged in ·
+    Please run /login"), which is worth more than its exit code."""
+    done = result.process
+    if done.timed_out:
+        reason = f"the agent ran past agent_timeout ({done.duration:.0f}s) and was killed"
+    elif done.exit_code != 0:
+        reason = f"the agent exited with code {done.exit_code}"
+    else:
+        return None
+    said = last_words(done.output)
+    return f"{reason}: {said}" if said else reason
+
+
+def last_words(output: str) -> str | None:
+    """The agent's last line that says something: blank lines, rules and colour codes
+    skipped; from a JSON result line (``--output-format json``), its ``result`` or
+    ``error`` text."""
+    for raw in reversed(_ESCAPES.sub("", output).splitlines()):
+        line = raw.strip()
+        if line.startswith("{"):
+            line = _json_text(line) or ""
+        if not _RULE.fullmatch(line):
+            line = " ".join(line.split())
+            return line if len(line) <= LAST_WORDS_CHARS else line[: LAST_WORDS_CHARS - 1] + "…"
+    return None
+
+
+def _json_text(line: str) -> str | None:
+    """The message of a JSON object line: its ``result``, ``error`` or ``message`` text."""
+    import json  # only output that holds JSON pays for the import
+
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return line  # not JSON after all: the line itself
+    if not isinstance(found, dict):
+        return None
+    for key in ("result", "error", "message"):
+        value = found.get(key)
+        if isinstance(value, dict):
+            value = value.get("message")
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 def _agent_of(argv: Sequence[str]) -> str:

@@ -33,8 +33,8 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     )
     index = gitindex.KeptIndex(session.root, workspace.index_file)
     result = run_agent(session, claim, settings)
-    violations = _process_problems(result)
-    violations += hidden.index_messages(index.put_back())  # before git reads the index again
+    failure = agents.failure_of(result)
+    violations = hidden.index_messages(index.put_back())  # before git reads the index again
     pending = workspace.start_status()  # git looks while .git/ and the plan are read
     try:
         git_changed = workspace.git_state() != git_files
@@ -62,8 +62,8 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
-    check = None if violations else run_verify(session, claim, settings)
-    return Attempt(tuple(violations), check, result, tuple(changes), started)
+    check = None if violations or failure else run_verify(session, claim, settings)
+    return Attempt(tuple(violations), check, result, tuple(changes), started, failure)
 
 
 def _all_changes(
@@ -83,15 +83,6 @@ def _all_changes(
         return changes, []
     changes = agent_changes(session, plan_untouched, None)
     return changes, hidden.hidden_messages(exposed, changes)
-
-
-def _process_problems(result: AgentResult) -> list[str]:
-    done = result.process
-    if done.timed_out:
-        return [f"the agent ran past agent_timeout ({done.duration:.0f}s) and was killed"]
-    if done.exit_code != 0:
-        return [f"the agent exited with code {done.exit_code}"]
-    return []
 
 
 def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult:
@@ -149,6 +140,8 @@ def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
         lessons=lessons.lessons_for(session.ledger, task, settings, session.clock()),
         max_diff_lines=settings.max_diff_lines,
         notes_file=layout.notes.relative_to(layout.root).as_posix(),
+        last_attempt=lessons.last_attempt(session.ledger, task),
+        status_file=layout.status.relative_to(layout.root).as_posix(),
     )
 
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from memento_gh.engine.records import Attempt, Claim
-from memento_gh.formats import status_log
+from memento_gh.formats import runner_output, status_log
 from memento_gh.plan import editor
 from memento_gh.plan.model import BLOCKED, DONE, PENDING, RUNNING, Plan, Task
 from memento_gh.plan.values import format_time
@@ -158,15 +158,15 @@ def failure_message(claim: Claim, failure: Failure, worker: str | None) -> str:
 
 def analysis(attempt: Attempt) -> str | None:
     """Why the attempt failed, in one line (None: it did not)."""
-    if attempt.violations:
-        return "; ".join(attempt.violations)
+    if attempt.failures:
+        return "; ".join(attempt.failures)
     check = attempt.verify
     if check is None:
         return None
     if check.timed_out:
         return f"verify ran past its timeout ({check.duration:.0f}s) and was killed"
-    first = check.head.splitlines()[0] if check.head else "no output"
-    return f"verify exited with code {check.exit_code}: {first}"
+    told = runner_output.summary(check.output or check.head, check.exit_code)
+    return f"verify exited with code {check.exit_code}: {told or 'no output'}"
 
 
 def status_entry(
@@ -201,6 +201,9 @@ def status_entry(
         commit=None,
         outputs=None,
         violations=attempt.violations,
+        agent_failure=attempt.agent_failure,
+        tick_died=attempt.tick_died,
+        conflict=attempt.conflict,
         cost=attempt.agent.cost if attempt.agent else None,
         log=log,
         escalation=outcome == BLOCKED_OUTCOME,
@@ -214,9 +217,10 @@ def breaker_tripped(status_text: str) -> bool:
 
 def alert_text(plan: Plan, status_text: str, now: datetime) -> str | None:
     """``.memento_alert`` while something needs a person (blocked tasks, a tripped breaker);
-    None when nothing does."""
+    None when nothing does. The breaker holds only while the plan it paused stays paused:
+    ``memento resume`` is the person's answer to it."""
     blocked = sum(1 for task in plan.tasks if task.marker == BLOCKED)
-    tripped = breaker_tripped(status_text)
+    tripped = plan.settings.tick_mode == "paused" and breaker_tripped(status_text)
     if not blocked and not tripped:
         return None
     return (

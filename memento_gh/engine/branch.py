@@ -96,7 +96,7 @@ class LocalBranch:
 def record_death(session: Session, task: Task, worker: str | None) -> TaskOutcome:
     """The attempt a dead tick was making counts as failed, under the next tick number."""
     tick = pipeline.next_tick_number(session.plan_file.current)
-    died = Attempt((bookkeeping.DIED,), None, None, (), session.clock())
+    died = Attempt((), None, None, (), session.clock(), tick_died=bookkeeping.DIED)
     return results.fail(session, Claim(task, "", "", tick), died, worker)
 
 
@@ -230,7 +230,7 @@ class PoolBranch:
             return results.succeed(session, claim, attempt, self.worker), attempt
         clash = f"its change no longer applies to {', '.join(paths[:5])}"
         attempt = attempt._replace(
-            violations=(clash + ": another task changed them since the claim",), verify=None
+            conflict=clash + ": another task changed them since the claim", verify=None
         )
         return results.fail(session, claim, attempt, self.worker), attempt
 

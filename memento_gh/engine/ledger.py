@@ -18,6 +18,7 @@ from memento_gh.formats import status_log
 from memento_gh.formats.notes import mark_read
 from memento_gh.formats.state import render_state
 from memento_gh.layout import MEMORY_FOLDER, Layout
+from memento_gh.plan.model import Plan
 from memento_gh.workspace import Workspace
 
 STATUS_HEADER = "# TICK STATUS LOG\n\n"
@@ -95,11 +96,7 @@ class Ledger:
 
     def write_alert(self) -> None:
         """``.memento_alert`` while a person is needed, removed when none is."""
-        text = bookkeeping.alert_text(self.plan_file.current, self.status_text(), self.clock())
-        if text is None:
-            self.layout.alert.unlink(missing_ok=True)
-        else:
-            self.layout.alert.write_text(text, encoding="utf-8")
+        write_alert(self.layout, self.plan_file.current, self.status_text(), self.clock())
 
     def write_state(self, last_action: str) -> None:
         plan = self.plan_file.current
@@ -137,3 +134,13 @@ class Ledger:
         )
         self._known.update(bookkeeping_paths)
         return sha
+
+
+def write_alert(layout: Layout, plan: Plan, status_text: str, now: datetime) -> None:
+    """``.memento_alert`` as ``bookkeeping.alert_text`` rules for this plan and status log:
+    written while a person is needed, removed when none is (by a tick, or by a control)."""
+    text = bookkeeping.alert_text(plan, status_text, now)
+    if text is None:
+        layout.alert.unlink(missing_ok=True)
+    else:
+        layout.alert.write_text(text, encoding="utf-8")

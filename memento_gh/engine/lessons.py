@@ -1,5 +1,6 @@
 """The tick's use of the lessons in ``docs/memory/``: the few a task's worker is given, a known
-issue learned when a task passes after failing, and lessons archived when they go stale.
+issue learned when a task passes after failing, and lessons archived when they go stale; and
+the plainest lesson of all, why the task's own last run failed, for a retry's prompt.
 Choosing the records is ``formats/memory_selection``'s and writing them
 ``formats/memory_learning``'s; this reads and writes the files.
 
@@ -14,6 +15,7 @@ from datetime import datetime
 
 from memento_gh import files
 from memento_gh.engine.ledger import Ledger
+from memento_gh.engine.prompt import LastAttempt
 from memento_gh.engine.records import Attempt, Claim
 from memento_gh.formats import status_log
 from memento_gh.layout import MEMORY_FILE_NAMES
@@ -48,6 +50,26 @@ def lessons_for(ledger: Ledger, task: Task, settings: Settings, now: datetime) -
         last_failure=memory_selection.failure_signature(failure) if failure else None,
         now=now,
         stale_after=settings.memory_stale_after,
+    )
+
+
+def last_attempt(ledger: Ledger, task: Task) -> LastAttempt | None:
+    """The task's last run when it failed, as the status log tells it, for a retry's
+    prompt (also after `memento retry`: the log still says why it was blocked)."""
+    status = ledger.status_text()
+    if task.id not in status:  # it never ran: nothing failed
+        return None
+    from memento_gh.formats import memory_selection
+
+    failure = memory_selection.last_failure(status_log.parse_status(status), task.id)
+    if failure is None:
+        return None
+    return LastAttempt(
+        tick=failure.tick,
+        analysis=failure.error_analysis or failure.fields.get("Status", "failed"),
+        verify=failure.verify_head or "",
+        exit_code=failure.exit_code,
+        log=failure.fields.get("Log") or None,
     )
 
 

@@ -70,6 +70,18 @@ def announce_rest(session: Session, decision: schedule.Decision) -> None:
     session.say(f"Nothing to run: {decision.message}")
 
 
+def announce_completion(session: Session) -> None:
+    """The task just recorded was the plan's last: "🎉 ALL TASKS COMPLETE" goes into the
+    status log now, for the commit that records the task (written here, not committed)."""
+    decision = schedule.pick(session.plan_file.current)
+    ledger = session.ledger
+    if decision.reason != schedule.ALL_COMPLETE:
+        return
+    if not status_log.is_latest_event(ledger.status_text(), decision.message):
+        ledger.append_event(decision.message)
+        session.say(decision.message)
+
+
 def announce_once(session: Session, line: str) -> None:
     """ALL TASKS COMPLETE / PIPELINE BLOCKED are written when the state is reached, not on
     every tick that finds it unchanged."""

@@ -1,7 +1,8 @@
 """The worker's prompt for one task: memento picks the task, the agent only does it.
 
 The prompt holds the system prompt, the task's own lines of the plan, its ``verify`` command,
-the files it may and may not change, its module's ``PROJECT_MAP.md`` entry, the unread notes
+the files it may and may not change, why its last run failed when it did (at most
+``LAST_ATTEMPT_BUDGET`` bytes), its module's ``PROJECT_MAP.md`` entry, the unread notes
 for it or for every task (at most ``NOTES_BUDGET`` bytes of them), and the content of its
 ``context_files`` - never the rest of the plan, so its size does not grow with the plan. A
 pure function: the same inputs give the same bytes.
@@ -50,6 +51,14 @@ NOTES_BUDGET = 8 * 1024
 #: Less room than this left for a note that does not fit: leave it out rather than cut it.
 _LEAST_CUT = 512
 NOTES_FILE = "docs/HUMAN_NOTES.md"
+#: The most bytes (UTF-8) of the prompt's account of the task's last, failed run: why it
+#: failed, and the first lines of verify's output, cut to fit.
+LAST_ATTEMPT_BUDGET = 2048
+#: The most bytes of the error analysis in it; the verify output gets the rest.
+_ANALYSIS_BYTES = 600
+#: Less room than this left for verify's output: leave it out rather than cut it.
+_LEAST_EXCERPT = 64
+STATUS_FILE = "docs/TICK_STATUS.md"
 
 
 class ContextFile(NamedTuple):
@@ -62,6 +71,17 @@ class ContextFile(NamedTuple):
     size: int  # bytes on disk (0 when missing)
     content: str | None
     note: str  # "" | BINARY | TOO_LARGE | MISSING | IGNORED | PROTECTED | OVER_BUDGET | ...
+
+
+class LastAttempt(NamedTuple):
+    """The task's last run when it failed, as its status entry tells it: a retry's worker
+    should know what went wrong."""
+
+    tick: int
+    analysis: str  # the error analysis: one line
+    verify: str  # the first lines of verify's output ("" when it did not run)
+    exit_code: int | None  # verify's
+    log: str | None = None  # the tick's log file, with the whole output
 
 
 def task_block(plan: Plan, task: Task) -> str:
@@ -91,12 +111,16 @@ def build_prompt(
     lessons: Sequence[str] = (),
     max_diff_lines: int | None = None,
     notes_file: str = NOTES_FILE,
+    last_attempt: LastAttempt | None = None,
+    status_file: str = STATUS_FILE,
 ) -> str:
     """``notes_file``: where the notes are, from the repository root (the notes section
-    points there for the notes it leaves out)."""
+    points there for the notes it leaves out); ``status_file`` likewise for the status log,
+    which has the entry of ``last_attempt``."""
     sections = [
         system.strip("\n"),
         _task_section(task_block, task, max_diff_lines),
+        _last_attempt_section(last_attempt, status_file) if last_attempt else "",
         _module_section(task, module_entry),
         _notes_section(notes_for(notes, task.id) if notes else [], task.id, notes_file),
     ]
@@ -168,6 +192,39 @@ def _pattern_gloss(pattern: str) -> str:
     return ": this file, or everything below it if it is a directory"
 
 
+def _last_attempt_section(last: LastAttempt, status_file: str) -> str:
+    """Why the task's last run failed, and the first lines of verify's output, within
+    ``LAST_ATTEMPT_BUDGET`` bytes (the output is cut to fit, or left out)."""
+    where = f"its entry is in {_code(status_file)}"
+    if last.log:
+        where += f", its whole output in {_code(last.log)}"
+    section = (
+        "## Your last attempt\n\n"
+        f"This task's last run, in tick #{last.tick:03d}, failed and its change was rolled "
+        f"back ({where}). Do not fail the same way. Why it failed:\n\n"
+        + fenced(_cut_bytes(last.analysis, _ANALYSIS_BYTES), "text")
+    )
+    excerpt = last.verify.strip("\n")
+    code = "" if last.exit_code is None else f" (exit code {last.exit_code})"
+    label = f"\n\nThe first lines of verify's output{code}:\n\n"
+    while excerpt:
+        block = label + fenced(excerpt, "text")
+        over = _size(section + block) - LAST_ATTEMPT_BUDGET
+        if over <= 0:
+            return section + block
+        room = _size(excerpt) - over
+        excerpt = _cut_bytes(excerpt, room) if room >= _LEAST_EXCERPT else ""
+    return section
+
+
+def _cut_bytes(text: str, most: int) -> str:
+    """``text`` in at most ``most`` bytes of UTF-8, an ellipsis marking a cut."""
+    if _size(text) <= most:
+        return text
+    kept = text.encode("utf-8")[: max(0, most - _size("…"))].decode("utf-8", "ignore")
+    return kept.rstrip() + "…"
+
+
 def _module_section(task: Task, entry: str | None) -> str:
     if task.module is None:
         return "## Module\n\nThe task names no module."
@@ -218,7 +275,8 @@ def _note_block(note: Note) -> str:
     from memento_gh.formats.notes import GLOBAL
 
     target = "every task (global)" if note.target == GLOBAL else note.target
-    return f"\n\n### Note of {note.time} for {target}\n\n{_quoted(note.body)}"
+    # The file holds the text quoted (memento writes notes so): quote the text, not the quote.
+    return f"\n\n### Note of {note.time} for {target}\n\n{_quoted(note.text)}"
 
 
 def _cut(block: str, room: int, notes_file: str) -> str:

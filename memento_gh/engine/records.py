@@ -63,17 +63,32 @@ class Claim(NamedTuple):
 
 class Attempt(NamedTuple):
     """What happened to a claimed task before the bookkeeping: the guard violations, the
-    verify run (None when it did not run), the agent run, and the agent's change."""
+    verify run (None when it did not run), the agent run, and the agent's change.
+
+    Each other reason a run fails has a field of its own, as in its status entry:
+    ``agent_failure``, the agent's exit or timeout with its last words; ``tick_died``, the
+    tick running the task died (a later tick records it); ``conflict``, on a shared branch,
+    the change no longer applies to files another task changed since the claim."""
 
     violations: tuple[str, ...]
     verify: VerifyResult | None
     agent: AgentResult | None
     changes: tuple[FileChange, ...]
     started: datetime
+    agent_failure: str | None = None
+    tick_died: str | None = None
+    conflict: str | None = None
 
     @property
     def passed(self) -> bool:
-        return not self.violations and self.verify is not None and self.verify.exit_code == 0
+        return not self.failures and self.verify is not None and self.verify.exit_code == 0
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        """Every reason besides verify, one sentence each: how the tick or the agent ended
+        first, then the rules the change broke."""
+        ended = (self.tick_died, self.agent_failure, self.conflict)
+        return tuple(reason for reason in ended if reason) + self.violations
 
 
 class TaskOutcome(NamedTuple):
@@ -88,3 +103,11 @@ class TickResult(NamedTuple):
     tick: int | None
     tasks: tuple[TaskOutcome, ...]
     message: str
+
+    @property
+    def line(self) -> str:
+        """The tick's line for a person: ``tick: ran — T-101 success``. A skip's message
+        says it all already (``Tick skipped: mode=paused; …``)."""
+        if self.status == "skipped":
+            return self.message
+        return f"tick: {self.status} — {self.message}"

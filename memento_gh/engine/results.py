@@ -26,6 +26,7 @@ def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str
     ledger.append_entry(entry._replace(commit=("", message.split("\n", 1)[0])))
     session.checkpoint("status-written")
     ledger.mark_notes_read(task.id)
+    pipeline.announce_completion(session)  # the last task's commit says the plan is complete
     changes = attempt.changes
     work = [change.path for change in changes]
     work += [change.old_path for change in changes if change.old_path]

@@ -8,6 +8,7 @@ import signal
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 
 from memento_gh.engine import agents, context
 from memento_gh.engine.ledger import Ledger
@@ -49,7 +50,7 @@ class Session:
         self.started = clock()
         self.run_tag = os.urandom(16).hex()
         self.scratch = self.root / ".git" / "memento"
-        self.log_path = layout.logs / f"tick_{self.started.strftime('%Y%m%dT%H%M%SZ')}.log"
+        self.log_path = new_log_path(layout.logs, self.started)
         plan_path = layout.plan.resolve().relative_to(self.root.resolve()).as_posix()
         self.plan_file = PlanFile(layout.plan, plan_path)
         self.ledger = Ledger(layout, workspace, self.plan_file, clock)
@@ -85,6 +86,19 @@ def log_line(layout: Layout, moment: datetime, text: str) -> None:
     layout.logs.mkdir(parents=True, exist_ok=True)
     with (layout.logs / "memento.log").open("a", encoding="utf-8") as stream:
         stream.write(f"[{format_time(moment)}] {text}\n")
+
+
+def new_log_path(folder: Path, started: datetime) -> Path:
+    """The tick's own log file, which no earlier tick wrote: named by when the tick started,
+    to the millisecond, and numbered on when that name is taken (a clock that stands still).
+    Ticks hold the repository lock, so none takes the name meanwhile."""
+    stamp = f"{started:%Y%m%dT%H%M%S}.{started.microsecond // 1000:03d}Z"
+    path = folder / f"tick_{stamp}.log"
+    number = 1
+    while path.exists():
+        number += 1
+        path = folder / f"tick_{stamp}-{number}.log"
+    return path
 
 
 def is_working_file(path: str) -> bool:

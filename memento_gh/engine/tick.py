@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple, Protocol
 
 from memento_gh import files
-from memento_gh.engine import attempt, breaker, pipeline
+from memento_gh.engine import agents, attempt, breaker, pipeline
 from memento_gh.engine.branch import LocalBranch, PoolBranch, Remote, refuse_dirty_tree
 from memento_gh.engine.globs import is_ignored
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome, TickResult
@@ -59,7 +59,9 @@ def run_tick(
     environ: Mapping[str, str] = os.environ,
     say: Callable[[str], None] = print,
 ) -> TickResult:
-    """Run one tick; a tick already running on this repository makes this one a no-op."""
+    """Run one tick; a tick already running on this repository makes this one a no-op.
+    An agent that cannot run is refused first, before anything is claimed."""
+    agents.check_agent(config.agent, config.agent_cmd, repo=layout.root, environ=environ)
     try:
         # The cyclic collector stays off: a large plan is hundreds of thousands of small
         # objects, none in a cycle, that each collection would walk again for nothing.
@@ -68,8 +70,7 @@ def run_tick(
     except Busy:
         message = status_log.tick_skipped("another tick holds the lock on this repository")
         log_line(layout, clock(), message)
-        say(message)
-        return TickResult("skipped", None, (), message)
+        return TickResult("skipped", None, (), message)  # its caller prints it
 
 
 def _tick(
@@ -105,7 +106,7 @@ def _tick(
     finally:
         pending.close()
     if plan is None:
-        return _skip(session, f"mode={session.plan_file.current.settings.tick_mode}")
+        return _skip(session, _mode_reason(session.plan_file.current.settings.tick_mode))
     # From here until the tick ends, whatever differs from HEAD is this tick's unfinished
     # work: the marker tells the next tick to roll it back if this one dies.
     marker.write(None, None, branch.marker_fields(None))
@@ -215,10 +216,14 @@ def _free_disk(session: Session) -> int | None:
         return None
 
 
+def _mode_reason(mode: str) -> str:
+    return f"mode={mode}; `memento resume` sets tick_mode to auto again"
+
+
 def _skip(session: Session, reason: str) -> TickResult:
+    """Log the skip; the caller prints the result, so the line is said once."""
     message = status_log.tick_skipped(reason)
     session.log_line(message)
-    session.say(message)
     return TickResult("skipped", None, (), message)
 
 

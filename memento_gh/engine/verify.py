@@ -6,16 +6,15 @@ timeout and kill rules as the agent (see :mod:`memento_gh.engine.process`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import VerifyResult
+from memento_gh.formats import runner_output
 
-HEAD_LINES = 5
-HEAD_WIDTH = 300
-_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+HEAD_LINES = runner_output.EXCERPT_LINES
+HEAD_WIDTH = runner_output.LINE_CHARS
 
 
 def run_verify(
@@ -35,20 +34,14 @@ def run_verify(
         timed_out=result.timed_out,
         duration=result.duration,
         output=result.output,
-        head=output_head(result.output),
+        head=output_head(result.output, exit_code=result.exit_code),
     )
 
 
-def output_head(output: str, lines: int = HEAD_LINES, width: int = HEAD_WIDTH) -> str:
-    """The first ``lines`` non-blank lines of ``output``, without colour codes, each trimmed
-    and cut to ``width`` characters (an ellipsis marks a cut)."""
-    head: list[str] = []
-    plain = _ESCAPES.sub("", output) if "\x1b" in output else output
-    for line in plain.splitlines():
-        text = line.strip()
-        if not text:
-            continue
-        head.append(text if len(text) <= width else text[: width - 1] + "…")
-        if len(head) == lines:
-            break
-    return "\n".join(head)
+def output_head(
+    output: str, lines: int = HEAD_LINES, width: int = HEAD_WIDTH, *, exit_code: int | None = 1
+) -> str:
+    """The lines of ``output`` a status entry shows, at most ``lines``, each cut to
+    ``width`` characters: where its runner reports the failure (or the last ones of a run
+    that passed), indentation kept, colour codes and rules left out (``runner_output``)."""
+    return runner_output.excerpt(output, exit_code, limit=lines, width=width)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from memento_gh.formats import runner_output
 from memento_gh.formats.memory import (
     CONFIDENCES,
     DECISION,
@@ -319,6 +320,13 @@ def learn_from_success(
     """
     if previous_failure is None or previous_failure.task_id not in (None, task.id):
         return memory_text
+    if runner_output.runner_missing(
+        previous_failure.verify_head or "",
+        verify_command,
+        previous_failure.exit_code,
+        [path for path, _, _ in changes],
+    ):
+        return memory_text  # the runner itself was missing: the change did not fix that
     found = failure_signature(previous_failure)
     if found is None:
         return memory_text

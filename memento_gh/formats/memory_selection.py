@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from memento_gh.formats import runner_output
 from memento_gh.formats.memory import (
     DECISION,
     GLOBAL,
@@ -101,13 +102,24 @@ def signature(text: str) -> str:
 
 def error_line(output: str) -> str | None:
     """The line of a verify output that names the error: a named error or exception, else
-    one with an error word, else all the lines (a summary line alone would merge unrelated
-    failures into one signature)."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for pattern in _ERROR_LINES:
-        found = next((line for line in lines if pattern.search(line)), None)
-        if found is not None:
-            return _PYTEST_MARGIN.sub("", found)
+    the failure line of the runner that printed it (doctest's, a test's name with its
+    assertion), else one with an error word, else all the lines (a summary line alone would
+    merge unrelated failures into one signature). A runner's boilerplate (``Failed
+    example:``, ``FAILED (failures=1)``, ``1 failed in 0.2s``, rules) is never the error."""
+    lines = [
+        line.strip()
+        for line in output.splitlines()
+        if not runner_output.is_noise(line) and not runner_output.is_boilerplate(line)
+    ]
+    named, worded = _ERROR_LINES
+    found = next((line for line in lines if named.search(line)), None)
+    if found is None:
+        told = runner_output.runner_summary(output)
+        found = told if told and not runner_output.is_boilerplate(told) else None
+    if found is None:
+        found = next((line for line in lines if worded.search(line)), None)
+    if found is not None:
+        return _PYTEST_MARGIN.sub("", found)
     return " ⏎ ".join(lines) or None
 
 

@@ -11,7 +11,7 @@ just happened; nobody edits it. A person or an agent arriving cold reads it firs
     - Plan: docs/MASTER_PLAN.md (MASTER_PLAN: Shop)
     - Mode: auto
     - Phase: Phase 1: Foundation (1/2 done)
-    - Progress: 1/3 tasks done (0 skipped), 0 blocked, 0 running; 4 ticks
+    - Progress: 1/3 tasks done, 0 skipped, 0 blocked, 0 running; 4 ticks
     - Current: none running
     - Next: T-102 [MODULE:auth] JWT tokens
 
@@ -127,8 +127,10 @@ def _phase(plan: Plan, decision: schedule.Decision) -> str:
             return "none"
         phase = open_phases[0] if open_phases else plan.phases[-1]
     tasks = plan.tasks_in(phase)
-    done = sum(1 for task in tasks if task.marker in RESOLVED)
-    return f"{phase.name}: {_flat(phase.title)} ({done}/{len(tasks)} done)"
+    done = sum(1 for task in tasks if task.marker == DONE)
+    skipped = sum(1 for task in tasks if task.marker == SKIPPED)
+    counted = f"{done}/{len(tasks)} done" + (f", {skipped} skipped" if skipped else "")
+    return f"{phase.name}: {_flat(phase.title)} ({counted})"
 
 
 def _progress(plan: Plan) -> str:
@@ -136,9 +138,8 @@ def _progress(plan: Plan) -> str:
     for task in plan.tasks:
         if task.marker in count:
             count[task.marker] += 1
-    done = count[DONE] + count[SKIPPED]
     return (
-        f"{done}/{len(plan.tasks)} tasks done ({count[SKIPPED]} skipped), "
+        f"{count[DONE]}/{len(plan.tasks)} tasks done, {count[SKIPPED]} skipped, "
         f"{count[BLOCKED]} blocked, {count[RUNNING]} running; {plan.settings.total_ticks} ticks"
     )
 

@@ -13,6 +13,14 @@ Text in, text out; the time is passed in. An entry::
 
     ---
 
+A failed run names each reason in a field of its own after the Error Analysis, which sums
+them up in one line: ``Tick Died`` (the tick running it died), ``Agent Failure`` (the agent's
+exit code or timeout, and the last line it said, e.g. ``the agent exited with code 1: Not
+logged in · Please run /login``), ``Conflict`` (on a branch shared by workers, its change no
+longer applies to files another task changed) and ``Guard Violations`` (the rules its
+change broke). Older logs put the first three under Guard Violations; every field is read
+by name, so they read as before.
+
 An event (a skipped tick, a reset claim, the end of the pipeline, a control)::
 
     - [2025-01-15T14:45:00Z] 🎉 ALL TASKS COMPLETE
@@ -33,6 +41,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from memento_gh.durations import format_duration, parse_duration
+from memento_gh.formats import runner_output
 from memento_gh.markdown import FENCE_OPENED, NORMAL, CodeTracker
 from memento_gh.plan import values
 from memento_gh.plan.scanner import split_lines
@@ -42,7 +51,8 @@ ARCHIVE_DIR = "logs/status_archive"
 SUCCESS, FAILED, BLOCKED = "success", "failed", "blocked"
 OUTCOMES = (SUCCESS, FAILED, BLOCKED)
 ESCALATION = "⚠️ NEEDS ARCHITECT ATTENTION"
-VERIFY_LINES = 5  # an entry shows the first 5 lines of verify's stdout and stderr
+#: An entry shows this many lines of verify's output: where it reports the failure.
+VERIFY_LINES = runner_output.EXCERPT_LINES
 VERIFY_LINE_CHARS = 500  # one runaway line must not bloat the log
 KEEP_ON_ROTATION = 5
 
@@ -91,6 +101,10 @@ class TickEntry(NamedTuple):
     cost: Mapping[str, object] | None = None  # usd / input_tokens / output_tokens / model
     log: str | None = None  # the tick's log file or the workflow run's URL
     escalation: bool = False  # "⚠️ NEEDS ARCHITECT ATTENTION"
+    #: the agent exited non-zero or ran past its timeout: how, and the last line it said
+    agent_failure: str | None = None
+    tick_died: str | None = None  # the tick running the task died (a later one records it)
+    conflict: str | None = None  # the change no longer applies on a shared branch's new tip
 
 
 class ParsedEntry(NamedTuple):
@@ -147,6 +161,9 @@ def _later_fields(entry: TickEntry) -> list[tuple[str, str]]:
     size = entry.diff_size
     return [
         ("Error Analysis", _one_line(entry.error_analysis or "")),
+        ("Tick Died", _one_line(entry.tick_died or "")),
+        ("Agent Failure", _one_line(entry.agent_failure or "")),
+        ("Conflict", _one_line(entry.conflict or "")),
         ("Guard Violations", "; ".join(_one_line(v) for v in entry.violations)),
         ("Escalation", ESCALATION if entry.escalation else ""),
         ("Files Modified", _files(entry.files)),
@@ -206,8 +223,8 @@ def _status(entry: TickEntry) -> str:
     retry, most = entry.retry, entry.max_retries
     if retry is None or most is None:
         return label
-    exceeded = entry.outcome == BLOCKED and retry >= most
-    return f"{label} (retry {retry}/{most}{' — max_retries exceeded' if exceeded else ''})"
+    reached = entry.outcome == BLOCKED and retry >= most
+    return f"{label} (retry {retry}/{most}{' — max_retries reached' if reached else ''})"
 
 
 def _verify(entry: TickEntry) -> list[str]:

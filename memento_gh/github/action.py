@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memento_gh import files, remote
 from memento_gh.controls.apply import apply_control, record_refused
 from memento_gh.controls.model import SOURCE_TRAILER, Control
-from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, choose_agent
+from memento_gh.engine.agents import (
+    ACTION_OPTIONS,
+    COMMAND,
+    KNOWN_AGENTS,
+    check_agent,
+    choose_agent,
+)
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
@@ -230,11 +236,25 @@ def run(
     if request.actor is not None and not trusted and not request.rerender_dashboard:
         who = f"@{request.actor.login}"
         return _finish(settings, None, Report("untrusted", (f"{who} may not steer memento",)), say)
+    if request.kind == "tick" or request.tick_after:
+        tick_agent(settings, env, root)  # before anything is checked out, applied or claimed
     # An untrusted edit of the dashboard still runs: the boxes it ticked are refused, and
     # unticked, by this run rather than left for a later one to find.
     current = Run(settings, env, root, github, gate, say, clock)
     current.prepare(share)
     return current.go(request, sender_trusted=trusted)
+
+
+def tick_agent(settings: Settings, env: Mapping[str, str], root: Path) -> str:
+    """The agent the action's inputs choose, checked: it must be able to run."""
+    presets = ", ".join(name for name in KNOWN_AGENTS if name != COMMAND)
+    agent = choose_agent(
+        settings.agent,
+        settings.agent_cmd,
+        f"set the action's `agent` input ({presets}) or `agent-command`",
+    )
+    check_agent(agent, settings.agent_cmd, repo=root, environ=env, options=ACTION_OPTIONS)
+    return agent
 
 
 def _connect(settings: Settings) -> GitHub:
@@ -504,21 +524,15 @@ class Run:
         return applied
 
     def _tick(self) -> TickResult | None:
-        presets = ", ".join(name for name in KNOWN_AGENTS if name != COMMAND)
-        agent = choose_agent(
-            self.settings.agent,
-            self.settings.agent_cmd,
-            f"set the action's `agent` input ({presets}) or `agent-command`",
-        )
         config = TickConfig(
-            agent=agent,
+            agent=tick_agent(self.settings, self.env, self.root),
             agent_cmd=self.settings.agent_cmd,
             worker_id=self.settings.worker_id,
             max_tasks=self.settings.max_tasks,
             shared=self.shared,
         )
         result = run_tick(self.layout, config, environ=self.env, say=self.say)
-        self.lines.append(f"Tick: {result.status} — {result.message}")
+        self.lines.append(result.line[:1].upper() + result.line[1:])
         return result
 
     def _push(self) -> bool:

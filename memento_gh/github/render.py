@@ -21,7 +21,8 @@ from memento_gh.controls.model import Control
 from memento_gh.formats import status_log
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import values
-from memento_gh.plan.model import BLOCKED, DONE, PENDING, RESOLVED, RUNNING, SKIPPED, Plan, Task
+from memento_gh.plan.model import BLOCKED, DONE, PENDING, RUNNING, SKIPPED, Plan, Task
+from memento_gh.plan.progress import done_text
 from memento_gh.plan.schedule import pick
 
 LABEL = "memento"
@@ -390,12 +391,15 @@ def progress_lines(plan: Plan, max_phases: int = 30) -> list[str]:
     """The overall bar and a table of phases; with many phases, the finished ones before
     the first open phase fold into one line and the rest past ``max_phases`` into another."""
     tasks = plan.tasks
-    done = sum(1 for task in tasks if task.marker in RESOLVED)
+    done = sum(1 for task in tasks if task.marker == DONE)
+    skipped = sum(1 for task in tasks if task.marker == SKIPPED)
     blocked = sum(1 for task in tasks if task.marker == BLOCKED)
     running = sum(1 for task in tasks if task.marker == RUNNING)
+    resolved = done + skipped
     lines = [
-        f"{_bar(done, len(tasks))} **{done}/{len(tasks)}** done ({_percent(done, len(tasks))})"
-        f" · {blocked} blocked · {running} running"
+        f"{_bar(resolved, len(tasks))} **{done}/{len(tasks)}** done"
+        + (f", {skipped} skipped" if skipped else "")
+        + f" ({_percent(resolved, len(tasks))}) · {blocked} blocked · {running} running"
     ]
     rows = [_phase_row(plan, index) for index in range(len(plan.phases))]
     if not rows:
@@ -421,14 +425,16 @@ class _PhaseRow(NamedTuple):
 def _phase_row(plan: Plan, index: int) -> _PhaseRow:
     phase = plan.phases[index]
     tasks = plan.tasks_in(phase)
-    done = sum(1 for task in tasks if task.marker in RESOLVED)
+    done = sum(1 for task in tasks if task.marker == DONE)
+    skipped = sum(1 for task in tasks if task.marker == SKIPPED)
+    resolved = done + skipped
     blocked = sum(1 for task in tasks if task.marker == BLOCKED)
     name = escape(f"{phase.name}: {phase.title}".rstrip(": "))
     text = (
-        f"| {name} | {_bar(done, len(tasks), 12)} | {done}/{len(tasks)} "
-        f"({_percent(done, len(tasks))}) | {blocked or ''} |"
+        f"| {name} | {_bar(resolved, len(tasks), 12)} | {done_text(done, skipped, len(tasks))} "
+        f"({_percent(resolved, len(tasks))}) | {blocked or ''} |"
     )
-    return _PhaseRow(text, done == len(tasks))
+    return _PhaseRow(text, resolved == len(tasks))
 
 
 def _bar(done: int, total: int, width: int = BAR_WIDTH) -> str:

@@ -257,7 +257,7 @@ def _edited_meta(
         entry = meta[key]
         if read_meta_line(plan.lines[item.line]) != (key, entry.value, entry.start, entry.end):
             return None
-        if (item.start, item.end) != (entry.start, entry.end):
+        if not _value_only(item, entry, plan.lines[item.line]):
             return None
         changed.add(key)
     found: dict[str, MetaEntry] = {}
@@ -280,6 +280,16 @@ def _edited_meta(
         line = shift.added_after(after, nth)
         found[read[0]] = MetaEntry(read[0], read[1], line, read[2], read[3])
     return dict(sorted(found.items(), key=lambda item: item[1].line))
+
+
+def _value_only(item: Splice, entry: MetaEntry, line: str) -> bool:
+    """The splice replaces the entry's value, and at most the spaces after it (which keep
+    a comment in its column)."""
+    return (
+        item.start == entry.start
+        and item.end >= entry.end
+        and not line[entry.end : item.end].strip(" ")
+    )
 
 
 def _moved_task(task: Task, start: Callable[[int], int]) -> Task:

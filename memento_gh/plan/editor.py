@@ -155,7 +155,8 @@ def set_meta(plan: Plan, key: str, value: str) -> Edit:
     _refuse_newlines(value)
     entry = plan.meta.get(key)
     if entry is not None:
-        return _value_splice(plan, entry.line, entry.start, entry.end, value)
+        splice = _value_splice(plan, entry.line, entry.start, entry.end, value)
+        return _in_column(plan.lines[entry.line], splice)
     if plan.meta_line is None:
         raise UserError("the plan has no '## Meta' section; add one (see `memento init`)")
     last = max((found.line for found in plan.meta.values()), default=None)
@@ -176,6 +177,19 @@ def _value_splice(plan: Plan, line: int, start: int, end: int, value: str) -> Sp
         if text[end:].startswith("<!--"):
             value += " "
     return Splice(line, start, end, value)
+
+
+def _in_column(text: str, splice: Splice) -> Splice:
+    """A Meta comment after spaces stays in its column (``total_ticks: 10`` after ``9``):
+    the spaces take up what the value gains or loses, one always left, so the block's
+    comments stay lined up and no other line is touched."""
+    rest = text[splice.end :]
+    gap = len(rest) - len(rest.lstrip(" "))
+    if splice.start == splice.end or not gap or not rest[gap:].startswith("<!--"):
+        return splice
+    column = splice.end + gap
+    padding = " " * max(1, column - splice.start - len(splice.text))
+    return splice._replace(end=column, text=splice.text + padding)
 
 
 def _key_at(plan: Plan, line: int) -> str:

@@ -66,6 +66,7 @@ def _phase(plan: Plan, index: int) -> dict[str, Any]:
         "number": phase.number,
         "title": phase.title,
         "done": sum(1 for task in tasks if task.marker in RESOLVED),
+        "skipped": _count(tasks, SKIPPED),
         "total": len(tasks),
         "blocked": _count(tasks, BLOCKED),
         "running": _count(tasks, RUNNING),
@@ -87,3 +88,9 @@ def _task(plan: Plan, task: Task) -> dict[str, Any]:
         "claimed": None if claim is None else {"at": format_time(claim.at), "worker": claim.worker},
         "line": task.line + 1,
     }
+
+
+def done_text(done: int, skipped: int, total: int) -> str:
+    """``3/4`` done, and ``, 1 skipped`` when a task was skipped: a skipped task is not
+    done, though its dependants go on as if it were (a phase's ``done`` counts both)."""
+    return f"{done}/{total}" + (f", {skipped} skipped" if skipped else "")

@@ -125,14 +125,16 @@ def test_status_text_names_blocked_and_running_tasks(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (0, "")
     lines = done.stdout.splitlines()
     assert lines[0] == "MASTER_PLAN: Shop"
-    assert lines[1] == "mode auto · 2/6 done (33%) · 1 blocked · 1 running · 7 ticks"
+    assert lines[1] == "mode auto · 1/6 done, 1 skipped (33%) · 1 blocked · 1 running · 7 ticks"
     assert "  T-103 (retries 3/3) JWT tokens" in lines
     assert "  T-201 (claimed 2025-01-15T14:35:00Z by runner-7) Wire the routes" in lines
     assert lines.index("Blocked:") < lines.index("  T-103 (retries 3/3) JWT tokens")
     assert lines.index("Running:") < lines.index(
         "  T-201 (claimed 2025-01-15T14:35:00Z by runner-7) Wire the routes"
     )
-    assert any(line.startswith("Phase 1: Foundation") and "2/3" in line for line in lines)
+    assert any(
+        line.startswith("Phase 1: Foundation") and "1/3, 1 skipped" in line for line in lines
+    )
     assert lines[-1] == "Next: T-202 is next (Phase 2: Integration)"
     assert "\033[" not in done.stdout
 
@@ -269,3 +271,35 @@ def test_a_valid_plan_mentions_no_errors(tmp_path: Path) -> None:
     done = call_memento("status", cwd=tmp_path)
 
     assert "error" not in done.stdout
+
+
+ONE_SKIPPED = plan_text(
+    [
+        phase_block(
+            1,
+            "Foundation",
+            [
+                task_block("T-101", "x", "db", "Setup schema"),
+                task_block("T-102", "x", "db", "Indexes"),
+                task_block("T-103", "-", "auth", "Old login"),
+                task_block("T-104", "x", "auth", "JWT tokens"),
+            ],
+        )
+    ],
+    meta={**DEFAULT_META, "total_ticks": "5"},
+    title="Shop",
+)
+
+
+@pytest.mark.timeout(60)
+def test_a_skipped_task_is_counted_apart_from_the_done_ones(tmp_path: Path) -> None:
+    write_plan(tmp_path, ONE_SKIPPED)
+
+    text = call_memento("status", cwd=tmp_path).stdout.splitlines()
+    data = json.loads(call_memento("status", "--json", cwd=tmp_path).stdout)
+
+    assert text[1] == "mode auto · 3/4 done, 1 skipped (100%) · 0 blocked · 0 running · 5 ticks"
+    assert any(line.startswith("Phase 1: Foundation") and "3/4, 1 skipped" in line for line in text)
+    assert (data["completed"], data["skipped"], data["total"]) == (3, 1, 4)
+    [phase] = data["phases"]
+    assert (phase["done"], phase["skipped"], phase["total"]) == (4, 1, 4)

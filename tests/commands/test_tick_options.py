@@ -67,5 +67,7 @@ def test_schedule_install_takes_every_tick_option() -> None:
 def test_the_agent_help_names_every_known_agent() -> None:
     agent = next(option for option in TICK_OPTIONS if option.flag == "--agent")
 
-    assert agent.help.startswith("aider, claude, codex, command, gemini or openclaw ")
+    assert agent.help.startswith(
+        "aider, claude, codex, gemini, openclaw, or command (with --agent-cmd) "
+    )
     assert all(name in agent.help for name in KNOWN_AGENTS)

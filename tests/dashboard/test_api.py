@@ -343,3 +343,24 @@ def test_a_plan_that_goes_missing_is_a_message_until_it_is_back(
     assert still.status == 200
     assert back.status == 200
     assert back.json()["total"] == 4
+
+
+@pytest.mark.timeout(120)
+def test_a_retry_from_the_page_takes_the_alert_down_and_a_second_one_changes_nothing(
+    tmp_path: Path, serve: Serve
+) -> None:
+    project = sample_project(tmp_path)
+    alert = project.root / ".memento_alert"
+    alert.write_text("blocked_tasks: 1\ncircuit_breaker: OK\n", encoding="utf-8")
+    dashboard = serve(project)
+    assert dashboard.get("/api/state").json()["alert"]
+
+    ok(dashboard.post("/api/controls/retry", {"task": "T-102", "seen": "blocked"}))
+
+    assert not alert.exists()
+    assert dashboard.get("/api/state").json()["alert"] is None
+    head = project.head()
+    again = ok(dashboard.post("/api/controls/retry", {"task": "T-102", "seen": "pending"}))
+    assert again["message"] == "nothing to change: retry T-102"
+    assert project.head() == head
+    assert project.dirty() == []

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from memento_gh.formats.notes import parse_notes
 from testing.browser import Dashboard
@@ -223,7 +223,7 @@ def test_skip_marks_a_task_skipped_and_logs_why(tmp_path: Path, serve: Serve, pa
     plan = project.plan_path.read_text(encoding="utf-8")
     assert "- [-] `T-103` [MODULE:core] Write module C\n" in plan
     assert project.events()[-1] == "Control: T-103 skipped — done by hand"
-    expect(row(page, "T-103")).to_have_attribute("data-group", "completed")
+    expect(row(page, "T-103")).to_have_attribute("data-group", "skipped")
     expect(page.locator("#timeline-list > li").first).to_contain_text("skipped — done by hand")
 
 
@@ -303,4 +303,83 @@ def test_a_thousand_task_plan_renders_and_filters(tmp_path: Path, serve: Serve, 
     page.locator("button[data-filter]", has_text="Blocked").click()
     expect(page.locator("#task-list .task:visible")).to_have_count(1)
     assert visible_ids(page) == ["T-00501"]
-    expect(page.locator("button[data-filter='completed'] .count")).to_have_text("501")
+    expect(page.locator("button[data-filter='completed'] .count")).to_have_text("500")
+    expect(page.locator("button[data-filter='skipped'] .count")).to_have_text("1")
+
+
+@pytest.mark.timeout(180)
+def test_skipped_tasks_have_a_filter_of_their_own_and_are_counted_apart(
+    tmp_path: Path, serve: Serve, page: Page
+) -> None:
+    project = sample_project(tmp_path)
+    assert project.memento("skip", "T-103", "--why", "by hand").returncode == 0
+    open_page(page, serve(project))
+
+    expect(page.locator("#overall-count")).to_have_text("1/4, 1 skipped (50%)")
+    expect(page.locator("#phases li").first).to_contain_text("1/3, 1 skipped · 1 blocked")
+    expect(page.locator("button[data-filter='completed'] .count")).to_have_text("1")
+    expect(page.locator("button[data-filter='skipped'] .count")).to_have_text("1")
+    page.locator("button[data-filter]", has_text="Completed").click()
+    expect(page.locator("#task-list .task:visible")).to_have_count(1)
+    assert visible_ids(page) == ["T-101"]
+    page.locator("button[data-filter]", has_text="Skipped").click()
+    expect(page.locator("#task-list .task:visible")).to_have_count(1)
+    assert visible_ids(page) == ["T-103"]
+
+
+# -- the first paint ------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(120)
+def test_the_page_shows_the_state_before_any_script_runs(
+    tmp_path: Path, serve: Serve, browser: Browser
+) -> None:
+    # What a screenshot taken at load shows: the server renders the first state into the
+    # HTML, the same snapshot /api/state gives the script, which then keeps it fresh.
+    dashboard = serve(sample_project(tmp_path))
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1280, "height": 900}
+    )
+    try:
+        page = context.new_page()
+        page.goto(dashboard.url)
+
+        assert page.locator("#project").inner_text() == "Demo"
+        assert page.locator("#mode").inner_text() == "● AUTO"
+        assert "#4" in page.locator("#last-tick").inner_text()
+        assert "BLOCKED T-102" in page.locator("#last-tick").inner_text()
+        assert "*/30 * * * *" in page.locator("#next-tick").inner_text()
+        assert page.locator("#overall-count").inner_text() == "1/4 (25%)"
+        assert page.locator("#phases li").count() == 2
+        assert "1/3 · 1 blocked" in page.locator("#phases li").first.inner_text()
+        assert page.locator("#blocked-count").inner_text() == "Blocked: 1 ⚠"
+        assert "~6m of work (2m a task × 3)" in page.locator("#eta").inner_text()
+        assert page.locator("#mode-hint").inner_text() == "T-103 is next (Phase 1: Core)"
+        assert visible_ids(page) == ["T-101", "T-102", "T-103", "T-104"]
+        assert page.locator("button[data-filter='pending'] .count").inner_text() == "2"
+        ticks = page.locator("#timeline-list > li strong")
+        assert ticks.all_inner_texts() == ["Tick #004", "Tick #003", "Tick #002", "Tick #001"]
+        assert ANALYSIS in page.locator("#timeline-list > li").first.inner_text()
+        assert "Phase 2 waits until Phase 1" in page.locator("#notes-pending").inner_text()
+        assert page.locator("#read-count").inner_text() == "1"
+        assert "…" not in page.locator("body").inner_text()
+        page.screenshot(path=str(tmp_path / "first-paint.png"))
+        save_artifact(tmp_path / "first-paint.png", "dashboard-first-paint.png")
+    finally:
+        context.close()
+
+
+def test_the_script_takes_over_the_page_the_server_drew(
+    tmp_path: Path, serve: Serve, page: Page
+) -> None:
+    project = sample_project(tmp_path)
+    dashboard = serve(project)
+    open_page(page, dashboard)
+    expect(page.locator("#task-list .task")).to_have_count(4)  # drawn once, not twice
+    expect(page.locator("#timeline-list > li")).to_have_count(4)
+
+    project.memento("pause")  # a change made after the first paint shows up without a reload
+
+    expect(page.locator("#mode")).to_have_text("❚❚ PAUSED")
+    row(page, "T-102").locator(".summary").click()
+    expect(row(page, "T-102").locator(".task-body")).to_contain_text(ANALYSIS)

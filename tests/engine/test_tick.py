@@ -641,12 +641,40 @@ def test_all_tasks_complete_is_written_once(tmp_path: Path) -> None:
         ran(result)
 
     assert project.events().count("🎉 ALL TASKS COMPLETE") == 1
-    assert project.subjects()[:2] == [
-        "memento: 🎉 ALL TASKS COMPLETE",
+    assert project.subjects()[:2] == [  # said in the commit that completed the plan
         "memento: complete T-101 Write module A",
+        "project",
     ]
     assert "ALL TASKS COMPLETE" in result.stdout
     assert project.dirty() == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("max_tasks", ["1", "2"])
+def test_the_tick_that_completes_the_last_task_says_so_in_its_own_commit(
+    tmp_path: Path, max_tasks: str
+) -> None:
+    project = make_project(
+        tmp_path,
+        plan_of([one_phase(task("T-101", "x"), task("T-102"))], max_tasks_per_tick=max_tasks),
+    )
+    project.script({"T-102": good("T-102")})
+
+    result = project.tick()
+
+    ran(result)
+    assert project.subjects()[:2] == ["memento: complete T-102 Write module B", "project"]
+    assert project.events() == ["🎉 ALL TASKS COMPLETE"]
+    committed = project.git("show", "HEAD:docs/TICK_STATUS.md")
+    assert committed.rstrip().endswith("🎉 ALL TASKS COMPLETE")
+    assert "- Next: none — 🎉 ALL TASKS COMPLETE" in project.git("show", "HEAD:docs/STATE.md")
+    assert "🎉 ALL TASKS COMPLETE" in result.stdout
+    assert project.dirty() == []
+
+    idle = project.tick()
+    ran(idle)
+    assert project.subjects()[0] == "memento: complete T-102 Write module B"
+    assert project.events() == ["🎉 ALL TASKS COMPLETE"]
 
 
 def test_pipeline_blocked_is_written_once(tmp_path: Path) -> None:
@@ -787,7 +815,10 @@ def test_the_status_log_is_rotated_into_the_archive_at_status_max_entries(
     [archive] = (project.root / "logs/status_archive").glob("TICK_STATUS_*.md")
     archived = archive.read_text(encoding="utf-8")
     assert "T-101 [MODULE:core] Write module A" in archived
-    assert [entry.task_id for entry in project.entries()] == ["T-102", "T-103", "T-104"]
+    # the newest three records: the last two entries and the completion they brought
+    assert [entry.task_id for entry in project.entries()] == ["T-103", "T-104"]
+    assert project.events() == ["🎉 ALL TASKS COMPLETE"]
+    assert "T-102 [MODULE:core] Write module B" in archived
     assert "T-101" not in project.status_path.read_text(encoding="utf-8")
     assert project.subjects()[0] == "memento: rotate the tick status log"
     assert project.dirty() == []

@@ -33,7 +33,8 @@ def test_a_passing_command_passes(tmp_path: Path) -> None:
 def test_a_failing_command_reports_its_code_and_first_meaningful_lines(tmp_path: Path) -> None:
     script = (
         r"printf '\n   \n  FAILED tests/test_a.py::test_one  \n"
-        r"\033[31mAssertionError: 1 != 2\033[0m\n\nline 3\nline 4\nline 5\nline 6\n' >&2;"
+        r"\033[31mAssertionError: 1 != 2\033[0m\n\nline 3\nline 4\nline 5\nline 6\n"
+        r"line 7\nline 8\nline 9\n' >&2;"
         " exit 4"
     )
 
@@ -41,10 +42,11 @@ def test_a_failing_command_reports_its_code_and_first_meaningful_lines(tmp_path:
 
     assert not result.passed
     assert result.exit_code == 4
-    assert result.head == (
-        "FAILED tests/test_a.py::test_one\nAssertionError: 1 != 2\nline 3\nline 4\nline 5"
+    assert result.head == (  # eight lines, their indentation kept
+        "  FAILED tests/test_a.py::test_one\nAssertionError: 1 != 2\n"
+        "line 3\nline 4\nline 5\nline 6\nline 7\nline 8"
     )
-    assert "line 6" in result.output
+    assert "line 9" in result.output
 
 
 def test_head_lines_are_cut_to_300_characters() -> None:

@@ -126,7 +126,7 @@ def test_the_snapshot_holds_the_seeds_current_state_fields() -> None:
         "Plan": "docs/MASTER_PLAN.md (MASTER_PLAN: Shop)",
         "Mode": "auto",
         "Phase": "Phase 2: Integration (0/2 done)",
-        "Progress": "1/4 tasks done (0 skipped), 1 blocked, 1 running; 7 ticks",
+        "Progress": "1/4 tasks done, 0 skipped, 1 blocked, 1 running; 7 ticks",
         "Current": "T-201 [MODULE:core] Step T-201 (claimed 2025-01-15T14:30:00Z by runner-1)",
         "Next": "none — T-201 running; nothing else can start now",
         "Last action": "Tick #007: T-101 success",
@@ -160,3 +160,14 @@ def test_the_snapshot_is_a_pure_function_of_its_inputs() -> None:
     assert parse_state(first)["Last action"] == "a b"  # one line, whatever it was given
     assert first.startswith("# Current State\n")
     assert first.endswith("\n") and not first.endswith("\n\n")
+
+
+def test_skipped_tasks_are_counted_apart_from_the_done_ones() -> None:
+    plan = plan_of({"T-101": "x", "T-102": "-", "T-103": "x"}, {"T-201": " "})
+
+    state = state_of(plan)
+
+    assert state["Progress"] == "2/4 tasks done, 1 skipped, 0 blocked, 0 running; 7 ticks"
+    assert state["Phase"] == "Phase 2: Integration (0/1 done)"
+    finished = state_of(plan_of({"T-101": "x", "T-102": "-"}))
+    assert finished["Phase"] == "Phase 1: Foundation (1/2 done, 1 skipped)"

@@ -87,7 +87,7 @@ Interface mismatch.
 SEED_14 = """\
 ## [2025-01-15T14:45:00Z] Tick #014
 - **Task**: T-201 [MODULE:auth] Connect auth middleware to database
-- **Status**: 🚫 BLOCKED (retry 3/3 — max_retries exceeded)
+- **Status**: 🚫 BLOCKED (retry 3/3 — max_retries reached)
 - **Verify Output**: `TypeError: pool.query is not a function` (exit code 1)
 - **Duration**: 4m10s
 - **Error Analysis**: Recurring interface mismatch. Likely needs Architect to update \
@@ -275,7 +275,7 @@ def field_line(entry: TickEntry, key: str) -> str | None:
         (FAILED, 1, 3, "❌ FAILED (retry 1/3)"),
         (FAILED, None, None, "❌ FAILED"),
         (FAILED, 1, None, "❌ FAILED"),
-        (BLOCKED, 5, 5, "🚫 BLOCKED (retry 5/5 — max_retries exceeded)"),
+        (BLOCKED, 5, 5, "🚫 BLOCKED (retry 5/5 — max_retries reached)"),
         (BLOCKED, None, None, "🚫 BLOCKED"),
         (BLOCKED, 1, 3, "🚫 BLOCKED (retry 1/3)"),  # blocked by hand, not by retries
     ],
@@ -370,6 +370,8 @@ def test_a_multi_line_verify_output_is_a_fenced_block_nothing_can_break() -> Non
         "  - **Status**: ✅ SUCCESS\n"
         "  ```\n"
         "  <!--\n"
+        "  ---\n"
+        "  - [2025-01-15T14:50:00Z] 🎉 ALL TASKS COMPLETE\n"
         "  ````\n"
         "- **Duration**: 4m52s\n"
         "- **Error Analysis**: DB module exports `pool` but middleware imports `connection`. "
@@ -387,7 +389,7 @@ def test_a_multi_line_verify_output_is_a_fenced_block_nothing_can_break() -> Non
     ]
     first = records[0]
     assert isinstance(first, ParsedEntry)
-    assert first.verify_head == "\n".join(HOSTILE_OUTPUT.splitlines()[:5])
+    assert first.verify_head == "\n".join(HOSTILE_OUTPUT.splitlines()[:8])
     assert (first.duration, first.outcome) == (292, FAILED)  # fields after the block are read
     # a CommonMark reader agrees: two headings, the rest is inside the entries' lists
     assert top_level_headings(log) == [
@@ -406,16 +408,26 @@ def top_level_headings(text: str) -> list[str]:
     ]
 
 
-def test_verify_output_is_its_first_five_lines_cleaned() -> None:
+def test_verify_output_is_its_first_eight_lines_cleaned() -> None:
     output = (
         "\n\n"
         "collecting\r 10%\r100%\n"
         "\x1b[1mbold\x1b[0m   \n" + "x" * 600 + "\n"
-        "line 4\n"
-        "line 5\n"
-        "line 6 is cut\n"
+        "line 6\n"
+        "  line 7\n"
+        "line 8\n"
+        "line 9 is cut\n"
     )
-    assert verify_lines(output) == ["collecting", " 10%", "100%", "bold", "x" * 499 + "…"]
+    assert verify_lines(output) == [
+        "collecting",
+        " 10%",
+        "100%",
+        "bold",
+        "x" * 499 + "…",
+        "line 6",
+        "  line 7",
+        "line 8",
+    ]
 
 
 def test_files_diff_size_commit_and_the_optional_fields() -> None:

@@ -72,6 +72,14 @@ def test_a_steady_run_with_nothing_new_makes_at_most_three_requests(
     assert github.request_count() <= 3, github.requests_log
 
 
+def test_a_paused_run_says_the_tick_was_skipped_once(project: ActionProject) -> None:
+    project.script({"T-101": good("T-101")})
+    project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "pause"})
+    result = project.run("schedule")
+    assert result.summary.count("Tick skipped: mode=paused") == 1, result.summary
+    assert "skipped — Tick skipped" not in result.summary
+
+
 def test_a_failing_task_opens_exactly_one_issue_however_often_the_run_repeats(
     project: ActionProject, github: FakeGitHub
 ) -> None:
@@ -346,3 +354,21 @@ def test_dashboards_made_twice_by_two_workers_at_once_end_as_one(
     assert (closed["state"], closed["state_reason"]) == ("closed", "not_planned")
     [reply] = github.comments(second["number"])
     assert f"#{first['number']}" in reply["body"]
+
+
+def test_a_retry_dispatched_twice_changes_nothing_the_second_time(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    block_t101(project)
+    retry = {"MEMENTO_COMMAND": "retry", "MEMENTO_TASK": "T-101"}
+    first = project.run("workflow_dispatch", env=retry)
+    assert first.code == 0, first.said
+    assert project.marker("T-101") == " "
+    tip = git(project.origin, "rev-parse", "memento")
+
+    again = project.run("workflow_dispatch", env=retry)
+
+    assert again.code == 0, again.said
+    assert "Applied: nothing to change: retry T-101" in again.summary
+    assert "git commit failed" not in again.summary + "\n".join(again.said)
+    assert git(project.origin, "rev-parse", "memento") == tip

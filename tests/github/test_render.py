@@ -430,7 +430,7 @@ def test_the_dashboard_shows_progress_running_blocked_next_and_the_last_ticks() 
 
     body = dashboard(view(plan, log, issues)).body
 
-    assert "**2/6** done (33%) · 2 blocked · 1 running" in body
+    assert "**1/6** done, 1 skipped (33%) · 2 blocked · 1 running" in body
     assert "| One | " not in body and "| Phase 1: One |" in body
     assert "- T-203 Write docs · since 2025-01-15T14:00:00Z on w-7" in body
     assert "- T-201 Connect auth · retries 3/3 · [issue](https://github.com/o/r/issues/5)" in body
@@ -645,3 +645,12 @@ def test_an_annotation_is_one_line_whatever_its_message() -> None:
 def test_an_unknown_annotation_level_is_refused() -> None:
     with pytest.raises(ValueError, match="not one of debug, notice, warning, error"):
         annotation("fatal", "x")
+
+
+def test_progress_counts_skipped_tasks_apart_from_the_done_ones() -> None:
+    plan = make_plan(task_block("T-101", "x"), task_block("T-102", "-"), task_block("T-103", "x"))
+
+    lines = render.progress_lines(plan)
+
+    assert lines[0] == "████████████████████ **2/3** done, 1 skipped (100%) · 0 blocked · 0 running"
+    assert "| Phase 1: One | ████████████ | 2/3, 1 skipped (100%) |  |" in lines

@@ -145,7 +145,17 @@ class FieldLine:
         return self.prefix + value + self.suffix
 
 
-MetaLine = FieldLine
+@dataclass(frozen=True)
+class MetaLine(FieldLine):
+    """A Meta line: a comment after spaces keeps its column when the value changes (the
+    spaces take up the difference, one always left)."""
+
+    def with_value(self, value: str) -> str:
+        gap = len(self.suffix) - len(self.suffix.lstrip(" "))
+        if not self.value or not gap or not self.suffix[gap:].startswith("<!--"):
+            return super().with_value(value)
+        padding = " " * max(1, len(self.value) + gap - len(value))
+        return self.prefix + value + padding + self.suffix[gap:]
 
 
 @dataclass(frozen=True)

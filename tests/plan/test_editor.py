@@ -327,7 +327,7 @@ def test_set_meta_keeps_the_comment_after_the_value() -> None:
     assert written == replaced(
         SEED_PLAN,
         "- tick_mode: auto          <!--",
-        "- tick_mode: paused          <!--",
+        "- tick_mode: paused        <!--",  # in its column (first-use issue, item 14)
     )
 
 

@@ -8,7 +8,7 @@
   const POLL_MS = Number(document.querySelector('meta[name="memento-poll-ms"]').content) || 2000;
   // Symbols every system font has (DejaVu, Liberation): the page must not depend on emoji.
   const ICONS = { done: "✓", pending: "○", blocked: "✗", running: "◔", skipped: "−" };
-  const GROUPS = { done: "completed", skipped: "completed", blocked: "blocked" };
+  const GROUPS = { done: "completed", skipped: "skipped", blocked: "blocked" };
   const OUTCOMES = { success: "✓ SUCCESS", failed: "✗ FAILED", blocked: "⊘ BLOCKED" };
   const MODES = { auto: "● AUTO", paused: "❚❚ PAUSED", stopped: "■ STOPPED" };
   const $ = (id) => document.getElementById(id);
@@ -206,17 +206,23 @@
     return percent;
   }
 
+  // Done and skipped apart: a skipped task is not done, though the plan goes on without it
+  // (the bars and percentages count both, as a phase's dependants do).
+  function counted(done, skipped, total) {
+    return `${done}/${total}${skipped ? `, ${skipped} skipped` : ""}`;
+  }
+
   function renderProgress() {
-    const done = state.completed + state.skipped;
-    const percent = bar($("overall-bar"), done, state.total);
-    $("overall-count").textContent = `${done}/${state.total} (${percent}%)`;
+    const percent = bar($("overall-bar"), state.completed + state.skipped, state.total);
+    $("overall-count").textContent = `${counted(state.completed, state.skipped, state.total)} (${percent}%)`;
     $("phases").innerHTML = state.phases
       .map((phase) => {
         const pct = phase.total ? Math.round((100 * phase.done) / phase.total) : 0;
         const blocked = phase.blocked ? ` · ${phase.blocked} blocked` : "";
+        const counts = counted(phase.done - phase.skipped, phase.skipped, phase.total);
         return `<li><span class="name" title="${esc(phase.title)}">${esc(phase.name)}: ${esc(phase.title)}</span>` +
           `<div class="bar" role="progressbar" aria-label="${esc(phase.name)}" aria-valuenow="${pct}">` +
-          `<span></span></div><span>${phase.done}/${phase.total}${blocked}</span></li>`;
+          `<span></span></div><span>${counts}${blocked}</span></li>`;
       })
       .join("");
     // Widths are set through the CSSOM: the page's CSP refuses style attributes in markup.
@@ -277,6 +283,9 @@
       field("Last run", lastRun(run)),
       field("Verify output", run && run.verify ? `<pre>${esc(run.verify)}</pre>` : ""),
       field("Error analysis", run && run.outcome !== "success" ? esc(run.analysis) : ""),
+      field("Tick died", run ? esc(run.tick_died) : ""),
+      field("Agent failure", run ? esc(run.agent_failure) : ""),
+      field("Conflict", run ? esc(run.conflict) : ""),
       field("Guard violations", run ? esc(run.violations) : ""),
       field("Line", `${esc(state.plan)}:${esc(task.line)}`),
     ].join("");
@@ -365,7 +374,7 @@
   }
 
   function renderTasks() {
-    const counts = { all: state.tasks.length, pending: 0, completed: 0, blocked: 0 };
+    const counts = { all: state.tasks.length, pending: 0, completed: 0, skipped: 0, blocked: 0 };
     for (const task of state.tasks) counts[group(task)] += 1;
     for (const button of document.querySelectorAll("button[data-filter]")) {
       button.querySelector(".count").textContent = String(counts[button.dataset.filter]);
@@ -385,7 +394,7 @@
     }
     const retry = record.retry != null && record.outcome !== "success" ? ` (retry ${record.retry}/${record.max_retries})` : "";
     const part = record.continuation ? ` (${record.continuation[0]}/${record.continuation[1]})` : "";
-    const detail = record.analysis || (record.verify ? record.verify.split("\n")[0] : "");
+    const detail = record.summary;
     const url = /^https?:\/\//.test(record.log_url || "")
       ? `<a href="${esc(record.log_url)}" target="_blank" rel="noopener noreferrer">Run log ↗</a>` : "";
     return `<li class="tick" data-key="${key}" data-outcome="${esc(record.outcome || "")}"><div>` +
@@ -431,7 +440,8 @@
     }
     // A note reaches a task when it runs next: finished tasks are not offered as targets.
     const select = $("note-target");
-    const ids = state.tasks.filter((task) => group(task) !== "completed").map((task) => task.id);
+    const ids = state.tasks.filter((task) => !["completed", "skipped"].includes(group(task)))
+      .map((task) => task.id);
     const signature = ids.join(",");
     if (select.dataset.ids !== signature) {
       const chosen = select.value;
