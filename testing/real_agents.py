@@ -254,7 +254,7 @@ def gemini_settings(*, max_attempts: int | None = None) -> str:
     """``~/.gemini/settings.json``: an API key's auth (``GOOGLE_GEMINI_BASE_URL`` alone
     switches it away), no usage statistics, telemetry or update checks. ``max_attempts``
     (``general.maxAttempts``, default 10) bounds its retries of a 429 or 503."""
-    general: dict[str, object] = {"disableAutoUpdate": True, "disableUpdateNag": True}
+    general: dict[str, object] = {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}
     if max_attempts is not None:
         general["maxAttempts"] = max_attempts
     settings = {
