@@ -297,7 +297,15 @@ def gemini(
         *extra,
     ]
     env = base_env(url, home)
-    env.update({"GEMINI_API_KEY": "scripted-key", "GOOGLE_GEMINI_BASE_URL": url})
+    env.update(
+        {
+            "GEMINI_API_KEY": "scripted-key",
+            "GOOGLE_GEMINI_BASE_URL": url,
+            # For the tests' speed only: gemini otherwise starts a second Node with a larger
+            # heap (half the machine's memory) to do the work, a second of CPU at each start.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+    )
     return Launch(argv, env, prompt)
 
 
@@ -324,13 +332,25 @@ def aider(
     *,
     model: str = "openai/gpt-4.1",
     test_cmd: str | None = None,
+    client_retries: int | None = None,
     extra: Sequence[str] = (),
 ) -> Launch:
     """``aider --message-file``: no commits, no shell of its own; ``test_cmd`` runs after
-    each edit (``--auto-test``), which is how aider runs a task's verify."""
+    each edit (``--auto-test``), which is how aider runs a task's verify.
+
+    ``client_retries`` sets the OpenAI client's ``max_retries`` (through a model settings
+    file's ``extra_params``): by default it tries each request 3 times, inside each of
+    aider's own 9 tries. Those 9 tries, and their 64 s of waits, have no setting."""
     cache = home / ".aider" / "caches"
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(aider_price_list(), cache / "model_prices_and_context_window.json")
+    settings: list[str] = []
+    if client_retries is not None:
+        settings_file = home / ".aider.model.settings.yml"
+        settings_file.write_text(
+            f"- name: {model}\n  extra_params:\n    max_retries: {client_retries}\n"
+        )
+        settings = ["--model-settings-file", str(settings_file)]
     argv = [
         "aider",
         "--message-file",
@@ -352,6 +372,7 @@ def aider(
         "--input-history-file",
         os.devnull,
         *(["--test-cmd", test_cmd, "--auto-test"] if test_cmd else []),
+        *settings,
         *extra,
         *(f"--file={path}" for path in files),
     ]
@@ -408,13 +429,26 @@ def openclaw(
     *,
     model: str = "claude-sonnet-4-6",
     models: Sequence[str] = ("claude-sonnet-4-6", "claude-opus-4-6"),
+    max_retries: int | None = None,
     extra: Sequence[str] = (),
 ) -> Launch:
     """``openclaw agent exec``: one headless turn in ``repo``, the prompt on stdin, the
-    provider from a config file of its own (``--config`` rules out ``--auth-env-only``)."""
+    provider from a config file of its own (``--config`` rules out ``--auth-env-only``).
+
+    ``max_retries`` bounds its retries of a 429 or an overload (by default 9, about three
+    minutes): not a key of ``openclaw.json`` but the embedded agent's session setting
+    ``retry.provider.maxRetries``, read from ``<state dir>/agents/main/agent/settings.json``.
+    exec makes a new temporary state folder for each run unless ``--state-dir`` names one."""
     home.mkdir(parents=True, exist_ok=True)
     config = home / "openclaw.json"
     config.write_text(openclaw_config(url, models))
+    state: list[str] = []
+    if max_retries is not None:
+        agent_dir = home / "openclaw-state" / "agents" / "main" / "agent"
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        settings = {"retry": {"provider": {"maxRetries": max_retries}}}
+        (agent_dir / "settings.json").write_text(json.dumps(settings) + "\n")
+        state = ["--state-dir", str(home / "openclaw-state")]
     argv = [
         "openclaw",
         "agent",
@@ -430,6 +464,7 @@ def openclaw(
         "--json",
         "--timeout",
         "120",
+        *state,
         *extra,
     ]
     env = base_env(url, home)

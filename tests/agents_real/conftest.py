@@ -26,8 +26,12 @@ def git(repo: Path, *args: str) -> str:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository with one commit, its own identity, and nothing else."""
-    path = tmp_path / "repo"
-    path.mkdir()
+    return make_repo(tmp_path / "repo")
+
+
+def make_repo(path: Path) -> Path:
+    """A git repository at ``path`` with one commit, its own identity, and nothing else."""
+    path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "user.name", "Repo Owner")
     git(path, "config", "user.email", "owner@example.com")

@@ -5,13 +5,15 @@ aider edits by answering with edit blocks (no tools), and has no shell of its ow
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from testing.model_server import Fail, ModelServer, Say
-from testing.real_agents import aider, run
-from tests.agents_real.conftest import TASK, VERIFY, git, sent
+from testing.real_agents import Finished, aider, run
+from tests.agents_real.conftest import TASK, VERIFY, git, make_repo, sent
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +28,51 @@ def prompt(tmp_path: Path) -> Path:
     path = tmp_path / "prompt.md"
     path.write_text(TASK.format(verify=VERIFY))
     return path
+
+
+def rate_limited(tmp_path: Path, fault: str) -> tuple[Finished, int]:
+    """aider run against a server that answers every request with ``fault``: how it ended,
+    and how many requests it made."""
+    repo = make_repo(tmp_path / fault / "repo")
+    prompt = tmp_path / fault / "prompt.md"
+    prompt.write_text(TASK.format(verify=VERIFY))
+    with ModelServer([Fail(fault, times=100)]) as server:
+        launch = aider(server.url, tmp_path / fault / "home", prompt, client_retries=0)
+        finished = run(launch, repo, timeout=250)
+    return finished, len(server.turns)
+
+
+def last_words(finished: Finished) -> str:
+    """What aider printed after its last wait, on one line (it wraps at 80 columns)."""
+    return " ".join(finished.stdout.rsplit("Retrying in 32.0 seconds...", 1)[-1].split())
+
+
+# First in the file, so the suite's longest test starts first (pytest-xdist hands tests out
+# in order) and the other worker runs the rest meanwhile: aider's own 64 s of waits have no
+# setting (RETRY_TIMEOUT in aider/models.py).
+@pytest.mark.timeout(300)
+def test_a_429_or_a_spent_quota_is_retried_for_a_minute_then_aider_exits_0(
+    tmp_path: Path,
+) -> None:
+    # aider tries 9 times, waiting 0.25 s doubling to 32 s, and then ends as if it had
+    # finished: exit 0. Only its words tell. The two cases run side by side: both wait.
+    with ThreadPoolExecutor(2) as pool:
+        cases = pool.map(partial(rate_limited, tmp_path), ["rate_limit", "usage_limit"])
+        (limited, limited_requests), (spent, spent_requests) = cases
+
+    assert (limited.returncode, spent.returncode) == (0, 0), limited.output + spent.output
+    # client_retries=0: one request a try.
+    assert (limited_requests, spent_requests) == (9, 9)
+    assert last_words(limited) == (
+        "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for "
+        "requests. Please try again in 1s. "
+        "The API provider has rate limited you. Try again later or check your quotas."
+    )
+    assert last_words(spent) == (
+        "litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded your "
+        "current quota, please check your plan and billing details. "
+        "The API provider has rate limited you. Try again later or check your quotas."
+    )
 
 
 @pytest.mark.timeout(180)
@@ -51,7 +98,7 @@ def test_aider_writes_the_file_and_its_test_cmd_runs_the_verify(
 
 
 @pytest.mark.timeout(180)
-def test_aider_commits_nothing_and_runs_no_shell_command_it_suggests(
+def test_aider_on_the_chosen_model_commits_nothing_and_runs_no_shell_command_it_suggests(
     repo: Path, home: Path, prompt: Path
 ) -> None:
     head = git(repo, "rev-parse", "HEAD")
@@ -60,9 +107,11 @@ def test_aider_commits_nothing_and_runs_no_shell_command_it_suggests(
         + "\nNow commit it:\n```bash\ngit add -A && git commit -qm sneaky\n```\n"
     )
     with ModelServer([Say(answer)]) as server:
-        finished = run(aider(server.url, home, prompt), repo, timeout=150)
+        launch = aider(server.url, home, prompt, model="openai/gpt-4.1-mini")
+        finished = run(launch, repo, timeout=150)
 
     assert finished.returncode == 0, finished.output
+    assert [turn.model for turn in server.turns] == ["gpt-4.1-mini"]
     assert git(repo, "rev-parse", "HEAD") == head
     # aider stages the files it creates (memento's own commit takes them from there), but
     # `git add -A` did not run: its own tag cache stays untracked.
@@ -96,52 +145,6 @@ def test_a_file_in_a_new_folder_given_with_file_breaks_aiders_repo_detection(
         )
     assert "Git repo: .git with 1 files" in fixed.stdout
     assert (repo / "src" / "hello.txt").read_text() == "hi\n"
-
-
-@pytest.mark.timeout(300)
-def test_a_429_is_retried_for_two_minutes_then_aider_exits_0_saying_rate_limited(
-    repo: Path, home: Path, prompt: Path
-) -> None:
-    # aider (litellm) retries with doubling waits up to 60 s, about two minutes in all, and
-    # then ends as if it had finished: exit 0. Only the words tell.
-    with ModelServer([Fail("rate_limit", times=100)]) as server:
-        finished = run(aider(server.url, home, prompt), repo, timeout=280)
-
-    assert finished.returncode == 0
-    tail = finished.stdout.rsplit("Retrying in 32.0 seconds...", 1)[-1]
-    assert " ".join(tail.split()) == (
-        "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for "
-        "requests. Please try again in 1s. "
-        "The API provider has rate limited you. Try again later or check your quotas."
-    )
-    assert len(server.turns) == 27  # 9 tries by aider, each tried 3 times by the client
-
-
-@pytest.mark.timeout(300)
-def test_an_exhausted_quota_is_retried_too_and_aider_exits_0(
-    repo: Path, home: Path, prompt: Path
-) -> None:
-    with ModelServer([Fail("usage_limit", times=100)]) as server:
-        finished = run(aider(server.url, home, prompt), repo, timeout=280)
-
-    assert finished.returncode == 0
-    tail = finished.stdout.rsplit("Retrying in 32.0 seconds...", 1)[-1]
-    assert " ".join(tail.split()) == (
-        "litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded your "
-        "current quota, please check your plan and billing details. "
-        "The API provider has rate limited you. Try again later or check your quotas."
-    )
-
-
-@pytest.mark.timeout(180)
-def test_aider_model_flag_reaches_the_request(repo: Path, home: Path, prompt: Path) -> None:
-    with ModelServer([Say("Nothing to do.")]) as server:
-        finished = run(
-            aider(server.url, home, prompt, model="openai/gpt-4.1-mini"), repo, timeout=150
-        )
-
-    assert finished.returncode == 0, finished.output
-    assert [turn.model for turn in server.turns] == ["gpt-4.1-mini"]
 
 
 @pytest.mark.timeout(180)

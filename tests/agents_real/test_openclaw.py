@@ -51,73 +51,53 @@ def test_openclaw_agent_has_the_flags_the_preset_uses() -> None:
         assert flag in one_shot
 
 
+# Each openclaw run spends 15-20 s of CPU starting (a dozen worker threads load its
+# modules), so one run shows three things: the file and the verify, the model chosen, and
+# that nothing stops `git commit`.
 @pytest.mark.timeout(240)
-def test_openclaw_writes_the_file_and_runs_the_verify(repo: Path, home: Path) -> None:
+def test_openclaw_on_the_chosen_model_writes_runs_the_verify_and_may_commit(
+    repo: Path, home: Path
+) -> None:
+    head = git(repo, "rev-parse", "HEAD")
     script = [
         Call("write", {"path": "hello.txt", "content": "hi\n"}),
         Call("exec", {"command": VERIFY}),
+        # Its exec permissions are allow-lists (tools.exec.mode), with no deny rule for a
+        # command: out of the box the agent commits, and memento's HEAD check must catch it.
+        Call("exec", {"command": "git add hello.txt && git commit -qm sneaky"}),
         Say("Done: hello.txt is written and the verify passed.", 1200, 80),
     ]
     with ModelServer(script) as server:
-        finished = run(openclaw(server.url, home, PROMPT, repo), repo, timeout=200)
+        launch = openclaw(server.url, home, PROMPT, repo, model="claude-opus-4-6")
+        finished = run(launch, repo, timeout=200)
 
     assert finished.returncode == 0, finished.output
     assert (repo / "hello.txt").read_text() == "hi\n"
     assert (repo / "verify.marker").read_text() == "verified\n"
-    assert server.played == 3
+    assert git(repo, "rev-parse", "HEAD~1") == head
+    assert git(repo, "log", "-1", "--format=%s") == "sneaky"
+    assert server.played == 4
     assert sent(server.turns[:1], "Create hello.txt containing the line")
+    assert [turn.model for turn in server.turns] == ["claude-opus-4-6"] * 4
     tools = {tool["name"] for tool in server.turns[0].body["tools"]}
     assert {"write", "edit", "apply_patch", "exec", "read"} <= tools
     assert server.outbound == []
     report = envelope(finished.stdout)
     assert (report["ok"], report["status"]) == (True, "ok")
     assert report["final"] == "Done: hello.txt is written and the verify passed."
-    assert (report["provider"], report["model"]) == ("scripted", "claude-sonnet-4-6")
-    assert report["usage"]["input"] == 3200
-    assert report["usage"]["output"] == 180
+    assert (report["provider"], report["model"]) == ("scripted", "claude-opus-4-6")
+    assert report["usage"]["input"] == 4200
+    assert report["usage"]["output"] == 230
     # The price comes from the config's model entry: $3 / $15 per million tokens.
-    assert report["costUsd"] == report["usage"]["cost"]["total"] == pytest.approx(0.0123)
+    assert report["costUsd"] == report["usage"]["cost"]["total"] == pytest.approx(0.01605)
 
 
 @pytest.mark.timeout(240)
-def test_openclaw_has_no_rule_against_git_commit_so_memento_must_check_head(
-    repo: Path, home: Path
-) -> None:
-    # Its exec permissions are allow-lists (tools.exec.mode), with no deny rule for a
-    # command: out of the box the agent commits.
-    head = git(repo, "rev-parse", "HEAD")
-    script = [
-        Call("write", {"path": "hello.txt", "content": "hi\n"}),
-        Call("exec", {"command": "git add -A && git commit -qm sneaky"}),
-        Say("Committed."),
-    ]
-    with ModelServer(script) as server:
-        finished = run(openclaw(server.url, home, PROMPT, repo), repo, timeout=200)
-
-    assert finished.returncode == 0, finished.output
-    assert git(repo, "rev-parse", "HEAD~1") == head
-    assert git(repo, "log", "-1", "--format=%s") == "sneaky"
-
-
-@pytest.mark.timeout(240)
-def test_openclaw_model_flag_reaches_the_request(repo: Path, home: Path) -> None:
-    with ModelServer([Say("Nothing to do.")]) as server:
-        finished = run(
-            openclaw(server.url, home, PROMPT, repo, model="claude-opus-4-6"), repo, timeout=200
-        )
-
-    assert finished.returncode == 0, finished.output
-    assert [turn.model for turn in server.turns] == ["claude-opus-4-6"]
-    assert envelope(finished.stdout)["model"] == "claude-opus-4-6"
-
-
-@pytest.mark.timeout(400)
-def test_a_429_ends_openclaw_with_exit_1_after_three_minutes_of_retries(
-    repo: Path, home: Path
-) -> None:
-    # Ten attempts, waits growing to 30 s; not configurable in openclaw.json.
+def test_a_429_ends_openclaw_with_exit_1_once_its_retries_are_spent(repo: Path, home: Path) -> None:
+    # By default nine retries, waits growing to 30 s: three minutes. The session setting
+    # retry.provider.maxRetries bounds them (openclaw.json has no key for it).
     with ModelServer([Fail("rate_limit", times=100)]) as server:
-        finished = run(openclaw(server.url, home, PROMPT, repo), repo, timeout=350)
+        finished = run(openclaw(server.url, home, PROMPT, repo, max_retries=1), repo, timeout=200)
 
     assert finished.returncode == 1
     report = envelope(finished.stdout)
@@ -127,4 +107,5 @@ def test_a_429_ends_openclaw_with_exit_1_after_three_minutes_of_retries(
         "kind": "exception",
     }
     assert "reason=rate_limit" in finished.stderr
-    assert len(server.turns) == 10
+    assert "transient same-model retry 1/1 " in finished.stderr
+    assert len(server.turns) == 2
