@@ -90,14 +90,23 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
     prompt_file.write_text(build_prompt(session, claim, settings), encoding="utf-8")
+    run = agents.AgentRun(
+        prompt_file,
+        task,
+        session.root,
+        settings.agent_timeout,
+        guards.protected_paths(session.layout.plan_dir),
+    )
     argv = agents.agent_argv(
         session.agent,
         session.agent_cmd,
-        prompt_file=prompt_file,
-        task=task,
-        repo=session.root,
-        timeout=settings.agent_timeout,
+        prompt_file=run.prompt_file,
+        task=run.task,
+        repo=run.repo,
+        timeout=run.timeout,
+        protected=run.protected,
     )
+    written = agents.prepare_run(session.agent, run)
     try:
         return agents.run_agent(
             argv,
@@ -109,7 +118,8 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
             agent=session.agent,
         )
     finally:
-        prompt_file.unlink(missing_ok=True)
+        for path in (prompt_file, *written):
+            path.unlink(missing_ok=True)
 
 
 def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
