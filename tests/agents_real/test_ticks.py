@@ -68,7 +68,9 @@ def test_claude_preset_runs_the_verify_itself_and_the_tick_commits(
         Say("Done: src/a.py is written and the verify passed."),
     ]
     with ModelServer(script) as server:
-        result = tick(project, "claude", claude(server.url, tmp_path / "home", ""))
+        launch = claude(server.url, tmp_path / "home", "")
+        del launch.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]  # the preset sets it
+        result = tick(project, "claude", launch)
 
     assert_done(project, result, "src/a.py")
     assert marker.read_text() == "verified\nverified\n"
