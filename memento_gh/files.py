@@ -1,32 +1,147 @@
-"""Reading and writing the Markdown files: UTF-8 exactly as on disk, atomic replacement."""
+"""Reading and writing the Markdown files: UTF-8 exactly as on disk, atomic replacement.
+
+memento reads only regular files, and never in a way that can block: an agent runs as the
+same user and may leave a FIFO (reading one waits for a writer that never comes), a socket,
+a device or a link to ``/dev/zero`` where memento's files go. Every read looks at the entry
+first (``lstat``), opens it with ``O_NONBLOCK`` (and ``O_NOFOLLOW`` unless the caller follows
+links), checks the open file again (``fstat``) and stops at ``READ_LIMIT`` bytes.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
+from contextlib import suppress
 from pathlib import Path
+from typing import BinaryIO
 
 from memento_gh.errors import UserError
 
+#: The most memento reads of one file: far above a 10,000-task plan (about 1 MB).
+READ_LIMIT = 64 << 20
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a directory"),
+)
+_CHUNK = 1 << 20
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-def read_text(path: Path) -> str:
-    """The file's text, decoded as UTF-8 with every byte kept (no newline translation)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(
-            f"{path}: no such file; run `memento init` to create the plan files"
-        ) from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a file") from None
-    except OSError as error:
-        raise UserError(f"{path}: cannot read it ({error.strerror})") from None
+
+def read_text(path: Path, *, follow_links: bool = False) -> str:
+    """The file's text, decoded as UTF-8 with every byte kept (no newline translation).
+    A ``UserError`` naming ``path`` when it is missing, not a regular file (a link too,
+    unless ``follow_links``), larger than ``READ_LIMIT`` or not UTF-8."""
+    data = read_bytes(path, follow_links=follow_links)
+    if data is None:
+        raise UserError(f"{path}: no such file; run `memento init` to create the plan files")
     return decode_utf8(data, path)
 
 
-def read_optional(path: Path) -> str | None:
+def read_optional(path: Path, *, follow_links: bool = False) -> str | None:
     """``read_text`` of a file that may be missing (None then)."""
-    return read_text(path) if path.exists() else None
+    data = read_bytes(path, follow_links=follow_links)
+    return None if data is None else decode_utf8(data, path)
+
+
+def read_bytes(path: Path, *, follow_links: bool = False, limit: int = READ_LIMIT) -> bytes | None:
+    """The bytes of the regular file at ``path``, None when there is none; never blocks.
+    Anything else there is a ``UserError`` that names it and the fix."""
+    descriptor = open_regular(path, os.O_RDONLY, follow_links=follow_links)
+    if descriptor is None:
+        return None
+    chunks = []
+    total = 0
+    try:
+        if os.fstat(descriptor).st_size > limit:
+            raise _too_large(path, limit)
+        # Up to one byte past the limit: a file that grows while it is read is caught too.
+        while chunk := os.read(descriptor, min(_CHUNK, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise _too_large(path, limit)
+    except OSError as error:
+        raise UserError(f"{path}: cannot read it ({error.strerror})") from None
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks)
+
+
+def open_append(path: Path) -> BinaryIO:
+    """``path`` opened for appending (created when missing, with its folders): a log. Only
+    a regular file, and never through a link: a FIFO there would block the writer, a link
+    would make memento write wherever it points."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    assert descriptor is not None  # O_CREAT
+    os.set_blocking(descriptor, True)
+    return os.fdopen(descriptor, "ab")
+
+
+def open_regular(path: Path, flags: int, *, follow_links: bool = False) -> int | None:
+    """A descriptor on the regular file at ``path`` opened with ``flags`` (None: there is
+    none, and ``flags`` do not create one), without blocking and, unless ``follow_links``,
+    not through a link. Anything but a regular file is a ``UserError`` naming its kind.
+
+    The entry is looked at before it is opened, so that memento never opens a device (some
+    act on being opened) or a FIFO; the open file is looked at again, for an entry swapped
+    in between (the open itself cannot block: ``O_NONBLOCK``)."""
+    try:
+        found = path.stat() if follow_links else path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        if not flags & os.O_CREAT:
+            return None
+    except OSError as error:
+        raise UserError(f"{path}: cannot open it ({error.strerror})") from None
+    else:
+        if not stat.S_ISREG(found.st_mode):
+            raise not_regular(path, found.st_mode)
+    extra = os.O_NONBLOCK | _CLOEXEC | (0 if follow_links else _NOFOLLOW)
+    try:
+        descriptor = os.open(path, flags | extra, 0o644)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        swapped = error.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR)  # since the lstat
+        with suppress(OSError):
+            if swapped:
+                raise not_regular(path, path.lstat().st_mode) from None
+        raise UserError(f"{path}: cannot open it ({error.strerror})") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise not_regular(path, mode)
+    return descriptor
+
+
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, as messages say it: "a FIFO", "a regular file"..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def not_regular(path: Path, mode: int) -> UserError:
+    if stat.S_ISDIR(mode):  # as memento has always said it
+        return UserError(f"{path}: is a directory, not a file")
+    return UserError(
+        f"{path}: not a regular file ({kind_of(mode)}); memento reads only regular files: "
+        "put the file itself there (`git checkout -- FILE` restores a committed one)"
+    )
+
+
+def _too_large(path: Path, limit: int) -> UserError:
+    return UserError(
+        f"{path}: larger than {limit >> 20} MB; memento reads files up to that size: "
+        "make it smaller (archive old entries) or put the right file there"
+    )
 
 
 class NotUtf8(UserError):

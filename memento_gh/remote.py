@@ -11,7 +11,9 @@ The token reaches git only for the fetch, ls-remote and push that need it, in th
 (``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``): never on a command line,
 where ``ps`` shows it to every user of the machine, and never in ``.git/config``, where the
 agent (which runs earlier, with an environment scrubbed of tokens) would find it. So the
-workflow can check out with ``persist-credentials: false``.
+workflow can check out with ``persist-credentials: false``. The URLs are read once, before any
+agent runs (an ``Endpoint``), and every network call names its URL: a push URL, a rewrite or
+a proxy the agent writes into git's configuration afterwards is never asked where to send it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -29,7 +31,7 @@ from urllib.parse import urlsplit
 from memento_gh import gitrun
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError, NetworkError
-from memento_gh.workspace import Workspace
+from memento_gh.workspace import IDENTITY_SETTINGS, Workspace, identity_from
 
 # The identity GitHub shows with its own avatar for commits made by a workflow's token.
 BOT_NAME = "github-actions[bot]"
@@ -68,6 +70,46 @@ _AUTH_FAILURE = re.compile(
     re.IGNORECASE,
 )
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+# The user's own settings a network call without a token may need, from their global and
+# system files (which memento's git does not read): credential helpers, URL rewrites, proxies
+# and certificates, the ssh command.
+_USER_NETWORK = r"^(credential|http|url)\.|^core\.(sshcommand|askpass)$"
+
+
+class Endpoint(NamedTuple):
+    """A remote as memento reaches it, read before any agent runs (``read_endpoint``): its
+    name (for messages and the remote-tracking branches), the URLs to fetch from and push
+    to, and what a network call to them gets: the token or, without one, the user's own
+    network settings as they were then."""
+
+    name: str
+    fetch_url: str
+    push_url: str
+    token: str | None = None
+    settings: tuple[tuple[str, str], ...] = ()
+    #: Who a rebase commits as: the user's identity, else the bot.
+    identity: tuple[str, ...] = ()
+
+    def auth(self, url: str) -> dict[str, str]:
+        """The environment of one network call to ``url``."""
+        if self.token:
+            return remote_auth_env(self.token, url)
+        return _numbered(self.settings)
+
+
+def read_endpoint(root: Path, remote: str = "origin", token: str | None = None) -> Endpoint:
+    """``remote`` of the repository at ``root`` as its configuration says now; call it
+    before an agent runs, and pass it on to every call that reaches the remote."""
+    top = _work_tree(root)
+    found = gitrun.user_settings(top, f"{_USER_NETWORK}|{IDENTITY_SETTINGS}")
+    network = re.compile(_USER_NETWORK)
+    settings: tuple[tuple[str, str], ...] = ()
+    if not token:
+        outside = [s for s in found if s.scope in ("global", "system") and network.match(s.key)]
+        settings = tuple((s.key, s.value) for s in outside)
+    identity = identity_from(found, fallback=(("user.name", BOT_NAME), ("user.email", BOT_EMAIL)))
+    fetch_url, push_url = _remote_url(top, remote), _remote_url(top, remote, push=True)
+    return Endpoint(remote, fetch_url, push_url, token, settings, identity)
 
 
 class PushResult(NamedTuple):
@@ -114,7 +156,14 @@ def remote_auth_env(token: str | None, remote_url: str) -> dict[str, str]:
         (f"http.{key}.extraheader", f"AUTHORIZATION: basic {_basic_credentials(token)}"),
         ("credential.helper", ""),
     ]
-    env = {"GIT_CONFIG_COUNT": str(len(settings)), "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
+    return {**_numbered(settings), "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
+
+
+def _numbered(settings: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``settings`` as git's numbered ``GIT_CONFIG_*`` variables (none: an empty dict)."""
+    if not settings:
+        return {}
+    env = {"GIT_CONFIG_COUNT": str(len(settings))}
     for index, (name, value) in enumerate(settings):
         env[f"GIT_CONFIG_KEY_{index}"] = name
         env[f"GIT_CONFIG_VALUE_{index}"] = value
@@ -142,38 +191,41 @@ def prepare_branch(
     base: str | None = None,
     remote: str = "origin",
     token: str | None = None,
+    endpoint: Endpoint | None = None,
 ) -> str:
     """Put ``root`` on ``branch`` as the remote has it, and say what was done in one line.
 
     When ``<remote>/<branch>`` exists, the local branch is reset to it (the runner is fresh;
     anything local on that branch is dropped). Otherwise the branch is created from
     ``<remote>/<base>``; ``base`` None means the remote's default branch. Only the branch
-    needed is fetched, so a shallow checkout (``fetch-depth: 1``) stays shallow."""
+    needed is fetched, so a shallow checkout (``fetch-depth: 1``) stays shallow. ``endpoint``
+    is the remote as read before (default: as the configuration says now)."""
     top = _work_tree(root)
     _refuse_rebase_in_progress(top)
     _check_branch_name(top, branch)
     if base is not None:
         _check_branch_name(top, base)
-    url = _remote_url(top, remote)
+    end = endpoint or read_endpoint(top, remote, token)
     guess = base or _local_default_branch(top, remote)
     patterns = ["HEAD", f"refs/heads/{branch}", *([f"refs/heads/{guess}"] if guess else [])]
-    default, heads = _list_remote(top, remote, url, token, patterns)
+    default, heads = _list_remote(top, end, patterns)
+    where = _where(end.name, end.fetch_url, end.token)
     if branch in heads:
-        _fetch(top, remote, url, token, branch)
+        _fetch(top, end, branch)
         gitrun.check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, branch))
         return f"checked out {branch} at {_short(top, 'HEAD')}"
     chosen = base or default or guess
     if chosen is None:
         raise UserError(
-            f"{_where(remote, url, token)} has no default branch (is it empty?); push a first "
+            f"{where} has no default branch (is it empty?); push a first "
             f"commit to it, or name the branch to start {branch} from as the base branch"
         )
     if chosen not in heads:
         raise UserError(
-            f"the base branch {chosen!r} does not exist on {_where(remote, url, token)}; "
+            f"the base branch {chosen!r} does not exist on {where}; "
             f"name an existing branch as the base branch, or push {chosen!r} first"
         )
-    _fetch(top, remote, url, token, chosen)
+    _fetch(top, end, chosen)
     gitrun.check(top, "checkout", "-q", "--no-track", "-B", branch, _tracking(remote, chosen))
     return f"created {branch} from {remote}/{chosen}"
 
@@ -187,6 +239,7 @@ def push(
     attempts: int = 5,
     backoff: Callable[[int], float] = jittered_backoff,
     sleep: Callable[[float], None] = time.sleep,
+    endpoint: Endpoint | None = None,
 ) -> PushResult:
     """Push HEAD to ``<remote>/<branch>``, fast-forward only.
 
@@ -198,7 +251,8 @@ def push(
     holds HEAD there is nothing to push: pushed=True, attempts=0, no network. A shallow clone
     whose history stops short of the fork point is deepened (``--unshallow``) for the rebase.
     Refused credentials, an unreachable remote or a remote that refuses the branch raise a
-    ``UserError`` (``GitError`` for git failures; the token never appears in either)."""
+    ``UserError`` (``GitError`` for git failures; the token never appears in either).
+    ``endpoint`` is the remote as read before any agent ran (default: as configured now)."""
     if attempts < 1:
         raise ValueError(f"attempts must be at least 1, not {attempts}")
     top = _work_tree(root)
@@ -206,22 +260,21 @@ def push(
     start = _head(top)
     if start is None:
         raise UserError(f"{top}: nothing to push, the branch has no commit yet; commit first")
-    fetch_url = _remote_url(top, remote)
-    push_url = _remote_url(top, remote, push=True)
-    upstream = _tracking(remote, branch)
+    end = endpoint or read_endpoint(top, remote, token)
+    upstream = _tracking(end.name, branch)
     if _contains(top, upstream, start):
         return PushResult(True, 0, False, start, "")
     head, last = start, ""
     for attempt in range(1, attempts + 1):
-        last = _try_push(top, remote, push_url, token, branch)
+        last = _try_push(top, end, branch, head)
         if not last:
             return PushResult(True, attempt, head != start, head, "")
         if attempt == attempts:
             break
         sleep(backoff(attempt))
-        _fetch(top, remote, fetch_url, token, branch)
-        _ensure_merge_base(top, remote, fetch_url, token, upstream)
-        conflict = _rebase(top, upstream)
+        _fetch(top, end, branch)
+        _ensure_merge_base(top, end, upstream)
+        conflict = _rebase(top, upstream, end.identity)
         if conflict:
             _restore(top, start)
             return PushResult(False, attempt, False, start, conflict)
@@ -268,8 +321,8 @@ class SharedBranch:
         self.attempts = attempts
         self.backoff = backoff
         self.sleep = sleep
-        self.fetch_url = _remote_url(self.top, remote)
-        self.push_url = _remote_url(self.top, remote, push=True)
+        #: Read now, before any agent runs: every fetch and push goes where this says.
+        self.endpoint = read_endpoint(self.top, remote, token)
         #: The remote's tip as last fetched or pushed: HEAD there means nothing to push.
         self.tip: str | None = None
         #: Where git keeps an interrupted rebase, asked once: every tick looks there.
@@ -307,6 +360,7 @@ class SharedBranch:
                 token=self.token,
                 backoff=self.backoff,
                 sleep=self.sleep,
+                endpoint=self.endpoint,
             )
             if not pushed.pushed:
                 raise UserError(
@@ -334,9 +388,9 @@ class SharedBranch:
         head = self.workspace.quick_head()
         if head is None or head == self.tip:
             return True
-        landed = not _try_push(self.top, self.remote, self.push_url, self.token, self.branch)
+        landed = not _try_push(self.top, self.endpoint, self.branch, head)
         if landed:
-            self.tip = head  # git moved the remote-tracking branch with the push
+            self.tip = head
         return landed
 
     def wait(self, attempt: int, *, urgent: bool = False) -> None:
@@ -353,22 +407,12 @@ class SharedBranch:
 
     def _fetch(self) -> bool:
         """Fetch the branch; False when the remote has no such branch."""
-        done = gitrun.run(
-            self.top,
-            "fetch",
-            "-q",
-            "--no-tags",
-            "--recurse-submodules=no",
-            self.remote,
-            f"+refs/heads/{self.branch}:{self.upstream}",
-            config=_NETWORK_CONFIG,
-            env=remote_auth_env(self.token, self.fetch_url),
-        )
+        done = _run_fetch(self.top, self.endpoint, self.branch)
         if done.returncode == 0:
             return True
         if "couldn't find remote ref" in os.fsdecode(done.stderr).lower():
             return False
-        raise _network_failure("fetch from", self.remote, self.fetch_url, done, self.token)
+        raise _network_failure("fetch from", self.endpoint, self.endpoint.fetch_url, done)
 
     def _refuse_rebase_in_progress(self) -> None:
         if any(path.is_dir() for path in self.rebase_paths):
@@ -381,8 +425,11 @@ class SharedBranch:
 # -- the steps ------------------------------------------------------------------------------
 
 
-def _try_push(top: Path, remote: str, url: str, token: str | None, branch: str) -> str:
-    """Push once: "" when the remote has HEAD, the rejection's reason when the branch moved."""
+def _try_push(top: Path, end: Endpoint, branch: str, head: str) -> str:
+    """Push ``head`` once, to the push URL read before: "" when the remote has it (the
+    remote-tracking branch is moved to it, as a push to the remote's name would), the
+    rejection's reason when the branch moved."""
+    url, token = end.push_url, end.token
     done = gitrun.run(
         top,
         "push",
@@ -390,10 +437,10 @@ def _try_push(top: Path, remote: str, url: str, token: str | None, branch: str) 
         "--no-verify",
         "--no-follow-tags",
         "--recurse-submodules=no",
-        remote,
-        f"HEAD:refs/heads/{branch}",
+        url,
+        f"{head}:refs/heads/{branch}",
         config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
-        env=remote_auth_env(token, url),
+        env=end.auth(url),
     )
     statuses = [
         line.split("\t")
@@ -401,45 +448,48 @@ def _try_push(top: Path, remote: str, url: str, token: str | None, branch: str) 
         if line.count("\t") == 2 and line.split("\t")[1].endswith(f":refs/heads/{branch}")
     ]
     if done.returncode == 0 and statuses and statuses[0][0] != "!":
+        gitrun.check(top, "update-ref", _tracking(end.name, branch), head)
         return ""
     if not statuses:
-        raise _network_failure("push to", remote, url, done, token)
+        raise _network_failure("push to", end, url, done)
     summary = _scrub(statuses[0][2], token)  # "[rejected] (fetch first)"
     if _RACE.search(summary):
         return summary.rpartition("(")[2].rstrip(")") if summary.endswith(")") else summary
     raise UserError(
-        f"{_where(remote, url, token)} refused the push to {branch}: {summary}. Allow this "
+        f"{_where(end.name, url, token)} refused the push to {branch}: {summary}. Allow this "
         f"token to push to {branch} (branch protection rules, `permissions: contents: write`) "
         "or choose another branch"
     )
 
 
-def _fetch(top: Path, remote: str, url: str, token: str | None, branch: str) -> None:
-    done = gitrun.run(
+def _run_fetch(top: Path, end: Endpoint, branch: str) -> gitrun.Ran:
+    """Fetch ``branch`` from the fetch URL read before, into its remote-tracking branch."""
+    return gitrun.run(
         top,
         "fetch",
         "-q",
         "--no-tags",
         "--recurse-submodules=no",
-        remote,
-        f"+refs/heads/{branch}:{_tracking(remote, branch)}",
+        end.fetch_url,
+        f"+refs/heads/{branch}:{_tracking(end.name, branch)}",
         config=_NETWORK_CONFIG,
-        env=remote_auth_env(token, url),
+        env=end.auth(end.fetch_url),
     )
+
+
+def _fetch(top: Path, end: Endpoint, branch: str) -> None:
+    done = _run_fetch(top, end, branch)
     if done.returncode != 0:
-        raise _network_failure("fetch from", remote, url, done, token)
+        raise _network_failure("fetch from", end, end.fetch_url, done)
 
 
-def _list_remote(
-    top: Path, remote: str, url: str, token: str | None, patterns: list[str]
-) -> tuple[str | None, set[str]]:
+def _list_remote(top: Path, end: Endpoint, patterns: list[str]) -> tuple[str | None, set[str]]:
     """The remote's default branch (None if it names none) and which of ``patterns``'
     branches exist, in one round trip."""
-    done = gitrun.run(
-        top, "ls-remote", "--symref", remote, *patterns, env=remote_auth_env(token, url)
-    )
+    url = end.fetch_url
+    done = gitrun.run(top, "ls-remote", "--symref", url, *patterns, env=end.auth(url))
     if done.returncode != 0:
-        raise _network_failure("list the branches of", remote, url, done, token)
+        raise _network_failure("list the branches of", end, url, done)
     default: str | None = None
     heads: set[str] = set()
     for line in os.fsdecode(done.stdout).splitlines():
@@ -453,7 +503,7 @@ def _list_remote(
     return default, heads
 
 
-def _ensure_merge_base(top: Path, remote: str, url: str, token: str | None, upstream: str) -> None:
+def _ensure_merge_base(top: Path, end: Endpoint, upstream: str) -> None:
     """A rebase needs the fork point; a shallow clone may lack it, so deepen it once."""
     if gitrun.run(top, "merge-base", "HEAD", upstream).returncode == 0:
         return
@@ -464,12 +514,12 @@ def _ensure_merge_base(top: Path, remote: str, url: str, token: str | None, upst
             "-q",
             "--no-tags",
             "--unshallow",
-            remote,
+            end.fetch_url,
             config=_NETWORK_CONFIG,
-            env=remote_auth_env(token, url),
+            env=end.auth(end.fetch_url),
         )
         if done.returncode != 0:
-            raise _network_failure("fetch the full history from", remote, url, done, token)
+            raise _network_failure("fetch the full history from", end, end.fetch_url, done)
         if gitrun.run(top, "merge-base", "HEAD", upstream).returncode == 0:
             return
     raise GitError(
@@ -478,7 +528,7 @@ def _ensure_merge_base(top: Path, remote: str, url: str, token: str | None, upst
     )
 
 
-def _rebase(top: Path, upstream: str) -> str:
+def _rebase(top: Path, upstream: str, identity: tuple[str, ...]) -> str:
     """Rebase HEAD onto ``upstream``: "" when done, or, for a conflict (aborted, no rebase
     left in progress), a sentence naming the files and the commit that conflicted."""
     done = gitrun.run(
@@ -487,8 +537,7 @@ def _rebase(top: Path, upstream: str) -> str:
         "-q",
         "--no-autosquash",
         upstream,
-        config=_REBASE_CONFIG,
-        env=_identity(top),
+        config=(*_REBASE_CONFIG, *identity),
     )
     if done.returncode == 0:
         return ""
@@ -577,16 +626,6 @@ def _git_path(top: Path, name: str) -> Path:
     return path if path.is_absolute() else top / path
 
 
-def _identity(top: Path) -> dict[str, str]:
-    """The bot as committer for a rebase when git has no identity (a runner on which
-    ``use_bot_identity`` was not called), so the race is not lost to "tell me who you are"."""
-    # useConfigOnly: an identity guessed from the host name (root@runner.local) is no identity
-    asked = gitrun.run(top, "var", "GIT_COMMITTER_IDENT", config=("user.useConfigOnly=true",))
-    if asked.returncode == 0:
-        return {}
-    return {"GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
-
-
 # -- auth and messages ----------------------------------------------------------------------
 
 
@@ -619,15 +658,10 @@ def _scrub(text: str, token: str | None) -> str:
     return _URL_USERINFO.sub("***@", text)
 
 
-def _network_failure(
-    action: str,
-    remote: str,
-    url: str,
-    done: gitrun.Ran,
-    token: str | None,
-) -> UserError:
+def _network_failure(action: str, end: Endpoint, url: str, done: gitrun.Ran) -> UserError:
+    token = end.token
     reason = _scrub(gitrun.reason(done), token)
-    where = _where(remote, url, token)
+    where = _where(end.name, url, token)
     if _AUTH_FAILURE.search(_scrub(os.fsdecode(done.stderr), token)):
         return UserError(
             f"could not {action} {where}: the remote refused the credentials ({reason}). "

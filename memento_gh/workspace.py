@@ -1,18 +1,20 @@
 """The repository as the tick sees it; git itself runs in ``gitrun.py``.
 
 ``Workspace`` is what the tick sees of the repository: the change against HEAD, the rollback
-to HEAD, the commit, and the state of git's own configuration (which no agent may change).
+to HEAD, the commit, and git's own configuration and refs (which no agent may change: see
+``gitfolder.py``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from memento_gh import gitrun
+from memento_gh import gitfolder, gitrun
 from memento_gh.changes import (
     ADDED,
     DELETED,
@@ -30,10 +32,14 @@ if TYPE_CHECKING:
 
 EMERGENCY_STASH = "memento-emergency-stash"
 FALLBACK_IDENTITY = (("user.name", "memento"), ("user.email", "memento@localhost"))
+#: The settings a commit's author and committer come from (``git config --help``).
+IDENTITY_SETTINGS = r"^(user|author|committer)\.(name|email)$"
 
 # git's own test for binary content (xdiff's FIRST_FEW_BYTES): a NUL among the first 8000 bytes.
 _BINARY_PROBE = 8000
 _CHUNK = 1 << 20
+#: Read flags for a file the agent may have swapped: no waiting on a FIFO, no following a link.
+_READ_NOW = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 _DIFF_OPTIONS = ("-z", "--no-color", "--no-ext-diff", "--no-textconv")
 _NO_MAINTENANCE = ("maintenance.auto=false", "gc.auto=0")
@@ -107,9 +113,50 @@ def read_staged(root: Path, path: Path) -> str | None:
 
 def init_repository(path: Path) -> Workspace:
     """``git init`` the folder ``path`` (it must exist) and return its workspace. Commits
-    made through the workspace fall back to a "memento" identity when git has none."""
-    gitrun.check(path, "init", "-q")
+    made through the workspace fall back to a "memento" identity when git has none. The
+    first branch is named as the user's configuration says (``init.defaultBranch``)."""
+    named = gitrun.user_settings(path, r"^init\.defaultbranch$")
+    gitrun.check(path, "init", "-q", config=[f"init.defaultBranch={s.value}" for s in named[-1:]])
     return Workspace(path)
+
+
+def _user_git_files() -> tuple[str, ...]:
+    """The user's files that git reads even cut off from their configuration: the default
+    global ignore file (``git help gitignore``)."""
+    home = os.environ.get("HOME", "")
+    config = os.environ.get("XDG_CONFIG_HOME") or f"{home}/.config"
+    return (f"{config}/git/ignore",) if home or os.environ.get("XDG_CONFIG_HOME") else ()
+
+
+def read_identity(
+    folder: Path,
+    fallback: Iterable[tuple[str, str]] = FALLBACK_IDENTITY,
+    *,
+    kept: bytes | None = None,
+) -> tuple[str, ...]:
+    """``Workspace.identity`` of the repository ``folder`` is in: ``key=value`` settings,
+    ``fallback``'s for what the user's configuration does not set; from the global files as
+    ``kept`` has them, when given (``gitrun.user_settings``).
+
+    Reading runs no program, and the values only ever become names and email addresses in
+    commits, so whatever wrote the files (an agent, in an earlier tick) can spoof an author
+    but neither run code nor reach a credential through them."""
+    found = gitrun.user_settings(folder, IDENTITY_SETTINGS, kept=kept)
+    return identity_from(found, fallback)
+
+
+def identity_from(
+    found: Iterable[gitrun.Setting], fallback: Iterable[tuple[str, str]] = FALLBACK_IDENTITY
+) -> tuple[str, ...]:
+    """``read_identity`` from settings already read: those of ``found`` that name an author
+    or a committer (the last value of a key wins), and ``fallback``'s for the others."""
+    named = re.compile(IDENTITY_SETTINGS)
+    chosen = {setting.key: setting.value for setting in found if named.match(setting.key)}
+    settings = [f"{key}={value}" for key, value in chosen.items()]
+    for key, value in fallback:
+        if key not in chosen and not (key == "user.email" and os.environ.get("EMAIL")):
+            settings.append(f"{key}={value}")
+    return tuple(settings)
 
 
 class TreeStatus(NamedTuple):
@@ -145,6 +192,17 @@ class Workspace:
                 f"{root}: a bare repository has no working tree; run memento in a clone"
             )
         self.root = Path(top)
+        common = os.fspath(self._repo.common_dir)
+        own = os.fspath(self._repo.git_dir.resolve()) if self._repo.git_dir else common
+        self._folder = gitfolder.GitFolder(os.fspath(self.root), common, own, _user_git_files())
+        self._identity: tuple[str, ...] | None = None
+        self._user_config: bytes | None = None
+
+    @property
+    def git_dir(self) -> Path:
+        """This work tree's own git folder: ``.git``, or in a linked work tree the folder
+        its ``.git`` file names."""
+        return Path(self._folder.own)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -196,6 +254,12 @@ class Workspace:
         a 1,000-task tick (A/B against waiting at once, installed package)."""
         return start_status(self.root)
 
+    def start_ignored_folders(self) -> PendingFolders:
+        """The folders git ignores as a whole (``logs``, ``node_modules``), listed by a git
+        process that runs while the caller does other things."""
+        listing = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        return PendingFolders(gitrun.start(self.root, *listing))
+
     def commit_count(self) -> int:
         """How many commits HEAD's history holds (0 on an unborn branch)."""
         done = gitrun.run(self.root, "rev-list", "--count", "HEAD")
@@ -219,16 +283,36 @@ class Workspace:
 
     def git_state(self) -> dict[str, bytes]:
         """Per file of .git/config, .git/hooks/ and .git/info/, keyed by its path relative
-        to .git: its kind (file, executable, link) and content. The executable bit counts
-        (it is what turns a hook on); the tick's own scratch files under .git/memento/ are
-        not part of it. The tick compares two states, before and after the agent."""
-        common = os.fspath(self._repo.common_dir)
-        found: dict[str, bytes] = {}
-        for name in ["config", *_walk(common, "hooks"), *_walk(common, "info")]:
-            data = _file_state(f"{common}/{name}")
-            if data is not None:
-                found[name] = data
-        return found
+        to .git: its kind (file, link), permissions and content. The permissions count (the
+        executable bit is what turns a hook on); the tick's own scratch files under
+        .git/memento/ are not part of it."""
+        common = f"{self._folder.common}/"
+        state = gitfolder.config_state(self._folder)
+        return {path.removeprefix(common): data for path, data in state.items()}
+
+    def snapshot_git(self) -> gitfolder.Snapshot:
+        """What an agent must leave as it is in the git folder: the configuration, hooks and
+        info/ files, every ref and HEAD, and the .git entry itself. Take it before the
+        agent runs, and ``restore_git`` it after, before git runs again. The user's global
+        git files are kept too, the first time, for ``identity``."""
+        if self._user_config is None:  # an identity is read from them later
+            self._user_config = gitrun.global_config()
+        return gitfolder.snapshot(self._folder)
+
+    def restore_git(self, before: gitfolder.Snapshot) -> list[str]:
+        """Put back what ``snapshot_git`` took, byte for byte; what the agent had changed,
+        one sentence per kind (none: nothing). ``UserError`` when .git itself was replaced."""
+        return gitfolder.restore(self._folder, before).violations()
+
+    def identity(self) -> tuple[str, ...]:
+        """The ``user``/``author``/``committer`` name and email settings a commit is made
+        with: the user's own, from every configuration file git would read (their global
+        file included, which no other git command of memento's reads), and memento's
+        fallback for what none sets. Read once, when a commit needs it: from the global files
+        as ``snapshot_git`` found them, before the agent (which may rewrite them) ran."""
+        if self._identity is None:
+            self._identity = read_identity(self.root, kept=self._user_config)
+        return self._identity
 
     # -- changing ---------------------------------------------------------------------------
 
@@ -292,17 +376,16 @@ class Workspace:
         command = ("commit", "-q", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim")
         arguments = (*command, "-F", "-", *only)
         stdin = message.encode("utf-8")
-        # Git may not invent an identity (user.useConfigOnly): a repository without one
-        # fails here, and only then is the configuration read to fill in the fallback.
         settings = ("commit.gpgsign=false", *(() if maintenance else _NO_MAINTENANCE))
-        done = gitrun.run(
-            self.root, *arguments, stdin=stdin, config=(*settings, "user.useConfigOnly=true")
-        )
+        # Git may not invent an identity (user.useConfigOnly), and reads only the
+        # repository's own configuration: a commit whose repository names nobody fails
+        # here, and only then is the user's identity read, from all their files.
+        known = self._identity or ("user.useConfigOnly=true",)
+        done = gitrun.run(self.root, *arguments, stdin=stdin, config=(*settings, *known))
         if done.returncode != 0:
             if paths is not None and new is not None:
                 self._stage(chosen)
-            missing = self._missing_identity()
-            gitrun.check(self.root, *arguments, stdin=stdin, config=(*settings, *missing))
+            gitrun.check(self.root, *arguments, stdin=stdin, config=(*settings, *self.identity()))
         sha = self._head_file() or self.head()
         assert sha is not None
         return sha
@@ -318,9 +401,8 @@ class Workspace:
         ``apply_change`` takes (binary files included)."""
         if not paths:
             return b""
-        return gitrun.check(
-            self.root, "diff", "--binary", "--no-color", "--no-ext-diff", old, new, "--", *paths
-        )
+        options = ("--binary", "--no-color", "--no-ext-diff", "--no-textconv")
+        return gitrun.check(self.root, "diff", *options, old, new, "--", *paths)
 
     def apply_change(self, patch: bytes) -> bool:
         """Apply ``patch`` to the work tree and the index, whole or not at all: False (and
@@ -370,7 +452,9 @@ class Workspace:
         message = f"{EMERGENCY_STASH} {label}"
         before = self._stash_ref()
         done = gitrun.run(
-            self.root, "stash", "push", "-q", "--include-untracked", "-m", message, "--", *paths
+            self.root,
+            *("stash", "push", "-q", "--include-untracked", "-m", message, "--", *paths),
+            config=self.identity(),
         )
         if done.returncode != 0:
             # a stash that failed halfway leaves its files staged
@@ -397,15 +481,6 @@ class Workspace:
         if len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text):
             return text
         return None
-
-    def _missing_identity(self) -> list[str]:
-        out = gitrun.run(self.root, "config", "--get-regexp", r"^user\.(name|email)$").stdout
-        configured = {
-            line.split(" ", 1)[0]
-            for line in os.fsdecode(out).splitlines()
-            if " " in line and line.split(" ", 1)[1].strip()
-        }
-        return [f"{key}={fallback}" for key, fallback in FALLBACK_IDENTITY if key not in configured]
 
     # -- what differs -----------------------------------------------------------------------
 
@@ -489,6 +564,24 @@ class PendingStatus:
 
     def close(self) -> None:
         """Wait for git without reading its answer (a tick that stopped before it)."""
+        self._started.wait()
+
+
+class PendingFolders:
+    """A ``git ls-files --directory`` running for ``start_ignored_folders``."""
+
+    def __init__(self, started: gitrun.Started) -> None:
+        self._started = started
+
+    def result(self) -> list[str]:
+        """Wait for git; the folders, relative to the top, without their final "/" (none
+        when git failed: then every folder is walked, which costs time, not safety)."""
+        done = self._started.wait()
+        if done.returncode != 0:
+            return []
+        return [path[:-1] for path in _split(done.stdout) if path.endswith("/")]
+
+    def close(self) -> None:
         self._started.wait()
 
 
@@ -586,7 +679,12 @@ def _count_lines(path: Path) -> tuple[int, bool]:
             return target.count(b"\n") + (0 if target.endswith(b"\n") else 1), False
         if path.is_dir():  # a nested repository
             return 0, False
-        with path.open("rb") as stream:
+        # Never blocking: a FIFO put there since git listed it is no file's content.
+        descriptor = os.open(path, _READ_NOW)
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            return 0, False
+        with os.fdopen(descriptor, "rb") as stream:
             chunk = stream.read(_BINARY_PROBE)
             if b"\0" in chunk:
                 return 0, True
@@ -617,39 +715,3 @@ def _obstructed(root: Path, path: str) -> bool:
             return False
     target = current / parts[-1]
     return target.is_dir() and not target.is_symlink()
-
-
-def _walk(root: str, folder: str) -> list[str]:
-    """Every file and link below ``root``/``folder`` (links are not followed), as sorted
-    POSIX paths relative to ``root``. Plain ``os`` calls: a tick walks .git/hooks twice."""
-    found: list[str] = []
-    try:
-        with os.scandir(f"{root}/{folder}") as entries:
-            listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
-    except OSError:
-        return found
-    for name, is_dir in listed:
-        relative = f"{folder}/{name}"
-        if is_dir:
-            found += _walk(root, relative)
-        else:
-            found.append(relative)
-    return sorted(found)
-
-
-def _file_state(path: str) -> bytes | None:
-    try:
-        mode = os.lstat(path).st_mode
-        if stat.S_ISLNK(mode):
-            return b"link\0" + os.fsencode(Path(path).readlink())
-        kind = b"executable\0" if mode & 0o111 else b"file\0"
-        descriptor = os.open(path, os.O_RDONLY)
-        try:
-            chunks = [kind]
-            while chunk := os.read(descriptor, 1 << 16):
-                chunks.append(chunk)
-        finally:
-            os.close(descriptor)
-    except OSError:
-        return None
-    return b"".join(chunks)

@@ -75,12 +75,17 @@ class ActionProject:
         *,
         env: Mapping[str, str] | None = None,
         share: action.ShareBranch = action.share_branch,
+        origin_url: str | None = None,
     ) -> RunResult:
-        """One workflow run in a fresh checkout of ``main`` (the runner is new each time)."""
+        """One workflow run in a fresh checkout of ``main`` (the runner is new each time).
+        ``origin_url`` is where the checkout's ``origin`` points (default: the bare
+        repository's path), e.g. the origin served over HTTP (``repos.GitHttpServer``)."""
         self.runs += 1
         work = self.tmp / f"run-{self.runs}"
         work.mkdir()
         checkout = clone(self.origin, work / "checkout", "--depth", "1", "-b", "main")
+        if origin_url is not None:
+            git(checkout, "remote", "set-url", "origin", origin_url)
         git(checkout, "config", "--unset", "user.name")
         git(checkout, "config", "--unset", "user.email")
         event_path = work / "event.json"

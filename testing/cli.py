@@ -44,8 +44,11 @@ def run_memento(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     input: str | None = None,
+    timeout: float = 120,
 ) -> Completed:
-    """``memento ARGS`` in a process of its own (``python -m memento_gh``)."""
+    """``memento ARGS`` in a process of its own (``python -m memento_gh``); a process that
+    runs past ``timeout`` seconds is killed and ``subprocess.TimeoutExpired`` raised (a test of
+    something that used to hang fails that way, instead of hanging the test run)."""
     return subprocess.run(
         [sys.executable, "-m", "memento_gh", *map(str, args)],
         cwd=cwd,
@@ -54,7 +57,7 @@ def run_memento(
         capture_output=True,
         text=True,
         check=False,
-        timeout=120,
+        timeout=timeout,
     )
 
 

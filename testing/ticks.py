@@ -141,9 +141,13 @@ class Project:
         """``memento tick`` with the fake agent, in this process."""
         return self.memento("tick", "--agent-cmd", scripted_command(), *args, env=env)
 
-    def tick_process(self, *args: str, env: Mapping[str, str] | None = None) -> Completed:
-        """``memento tick`` with the fake agent, in a process of its own."""
-        return self.memento_process("tick", "--agent-cmd", scripted_command(), *args, env=env)
+    def tick_process(
+        self, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
+    ) -> Completed:
+        """``memento tick`` with the fake agent, in a process of its own (killed after
+        ``timeout`` seconds: ``subprocess.TimeoutExpired``)."""
+        argv = ("tick", "--agent-cmd", scripted_command(), *args)
+        return self.memento_process(*argv, env=env, timeout=timeout)
 
     def start_tick(self, *args: str) -> subprocess.Popen[str]:
         """A tick started in the background (read its output with ``communicate``)."""
@@ -161,9 +165,11 @@ class Project:
         """``memento ARGS`` in the repository, in this process."""
         return call_memento(*args, cwd=self.root, env=self.env(env))
 
-    def memento_process(self, *args: str, env: Mapping[str, str] | None = None) -> Completed:
+    def memento_process(
+        self, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
+    ) -> Completed:
         """``memento ARGS`` in the repository, in a process of its own."""
-        return run_memento(*args, cwd=self.root, env=self.env(env))
+        return run_memento(*args, cwd=self.root, env=self.env(env), timeout=timeout)
 
     def agent_runs(self) -> dict[str, int]:
         """How often the fake agent ran each task scripted with ``attempts``."""

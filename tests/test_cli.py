@@ -13,6 +13,8 @@ import re
 import signal
 import subprocess
 import sys
+import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ import memento_gh
 from memento_gh import cli
 from memento_gh.cli import build_parser, main
 from memento_gh.errors import crash_message
+from memento_gh.lock import repo_lock
 from testing.cli import call_memento, run_memento
 from testing.plans import large_plan, phase_block, plan_text, task_block
 
@@ -210,27 +213,41 @@ def test_crash_message_keeps_to_one_line_per_part(
     assert "first line\nsecond line" in (tmp_path / "memento-crash.log").read_text("utf-8")
 
 
+@pytest.mark.timeout(120)
 def test_ctrl_c_is_exit_130_without_a_traceback(tmp_path: Path) -> None:
-    """The plan is a FIFO: memento blocks reading it until the test has opened the writing
-    end, so the interrupt is sure to arrive while a command runs."""
-    plan = tmp_path / "docs" / "MASTER_PLAN.md"
-    plan.parent.mkdir()
-    os.mkfifo(plan)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memento_gh", "status"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        with plan.open("w", encoding="utf-8"):  # returns once memento has opened the FIFO
+    """memento waits for the repository lock the test holds, so the interrupt is sure to
+    arrive while a command runs. (The plan used to be a FIFO that memento blocked reading;
+    memento opens no FIFO any more.)"""
+    write_plan(tmp_path, plan_text([phase_block(1, "Base", [task_block("T-1")])]))
+    lock = tmp_path / ".memento.lock"
+    with repo_lock(lock):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memento_gh", "note", "--task", "T-1", "--wait", "60", "hi"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            wait_until_open(process.pid, lock)
             process.send_signal(signal.SIGINT)
             out, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
+        finally:
+            process.kill()
 
     assert (process.returncode, out, err) == (130, "", "memento: interrupted\n")
+
+
+def wait_until_open(pid: int, path: Path, timeout: float = 60) -> None:
+    """Until process ``pid`` has ``path`` open (read from /proc/<pid>/fd)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with suppress(OSError):
+            folder = Path(f"/proc/{pid}/fd")
+            if any(entry.readlink() == path for entry in folder.iterdir()):
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} never opened {path}")
 
 
 def bad_plan(root: Path) -> None:

@@ -170,3 +170,113 @@ def test_a_command_that_takes_too_long_is_killed_and_a_git_error(
     monkeypatch.setenv("PATH", f"{slow.parent}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(GitError, match=r"git log failed in .*: no answer in 0\.2 seconds"):
         gitrun.run(repo, "log", timeout=0.2)
+
+
+# -- the wall around the agent: no configuration of the user's, no credentials ---------------
+
+
+def test_git_reads_no_configuration_or_attributes_file_of_the_users_own(
+    repo: Path, tmp_path: Path, isolated_git: Path
+) -> None:
+    # what a hostile agent can write, as the same user, between two git commands of memento's
+    filter = tmp_path / "filter.sh"
+    filter.write_text(f"#!/bin/sh\ntouch {tmp_path / 'ran-filter'}\ncat\n")
+    filter.chmod(0o755)
+    (isolated_git / ".gitconfig").write_text(
+        f'[filter "wall"]\n\tclean = {filter}\n\tsmudge = {filter}\n'
+        f"[core]\n\tfsmonitor = {filter}\n\thooksPath = {tmp_path}\n"
+    )
+    (isolated_git / ".config/git").mkdir(parents=True)
+    (isolated_git / ".config/git/attributes").write_text("* filter=wall\n")
+    (repo / "a.txt").write_text("changed\n")
+
+    gitrun.check(repo, "status", "--porcelain")
+    gitrun.check(repo, "add", "a.txt")
+    gitrun.check(repo, "checkout-index", "-f", "a.txt")
+
+    assert not (tmp_path / "ran-filter").exists()
+    assert gitrun.check(repo, "cat-file", "blob", ":a.txt") == b"changed\n"
+    git(repo, "add", "--renormalize", "a.txt")  # the user's own git runs the filter
+    assert (tmp_path / "ran-filter").exists()
+
+
+def test_no_git_gets_a_token_and_only_network_commands_keep_the_ways_to_credentials(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GITHUB_TOKEN", "MEMENTO_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN"):
+        monkeypatch.setenv(name, "ghs_secret")
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "agent.sock"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-kept")
+    # a filter of the repository's own (git-lfs is one): it runs, and sees git's environment
+    recorded = tmp_path / "filter-env"
+    git(repo, "config", "filter.keep.clean", f"env > {recorded}; cat")
+    (repo / ".git/info/attributes").write_text("*.txt filter=keep\n")
+    (repo / "a.txt").write_text("changed\n")
+    upload = tmp_path / "upload-pack.sh"
+    upload.write_text(f'#!/bin/sh\nenv > {tmp_path / "network-env"}\nexec git-upload-pack "$@"\n')
+    upload.chmod(0o755)
+
+    gitrun.check(repo, "add", "a.txt")
+    gitrun.check(repo, "ls-remote", f"--upload-pack={upload}", str(repo))
+
+    local = recorded.read_text()
+    network = (tmp_path / "network-env").read_text()
+    assert "ghs_secret" not in local and "ghs_secret" not in network
+    assert "SSH_AUTH_SOCK" not in local and "SSH_AUTH_SOCK=" in network
+    assert "ANTHROPIC_API_KEY=sk-kept" in local
+
+
+def test_user_settings_gives_every_file_of_the_users_in_gits_order(
+    repo: Path, isolated_git: Path
+) -> None:
+    (isolated_git / ".gitconfig").write_text(
+        '[user]\n\tname = Global Name\n[url "git@example.com:"]\n\tinsteadOf = https://example.com/\n'
+    )
+    git(repo, "config", "user.name", "Local Name")
+
+    found = gitrun.user_settings(repo, r"^user\.name$|^url\.")
+
+    assert found == [
+        gitrun.Setting("global", "user.name", "Global Name"),
+        gitrun.Setting("global", "url.git@example.com:.insteadof", "https://example.com/"),
+        gitrun.Setting("local", "user.name", "Local Name"),
+    ]
+    assert gitrun.user_settings(repo, r"^no\.such$") == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the repository to another user needs root")
+@pytest.mark.timeout(60)
+def test_a_repository_another_user_owns_works_where_the_users_own_config_trusts_it(
+    repo: Path, tmp_path: Path, isolated_git: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a container job: the checkout belongs to the runner's user, actions/checkout added it
+    # to safe.directory in the global file, and memento runs as root
+    monkeypatch.setattr(gitrun, "_SAFE_FOLDERS", {}, raising=False)
+    (isolated_git / ".gitconfig").write_text(
+        f"[safe]\n\tdirectory = {repo}\n[core]\n\tfsmonitor = {tmp_path / 'absent'}\n"
+    )
+    for path in [repo, *repo.rglob("*")]:
+        os.lchown(path, 4242, 4242)
+
+    assert gitrun.check(repo, "rev-parse", "--show-toplevel").strip() == os.fsencode(repo)
+    started = gitrun.start(repo, "status", "--porcelain")
+    assert started.wait().returncode == 0
+    assert gitrun.check(repo, "status", "--porcelain") == b""
+
+
+@pytest.mark.timeout(30)
+def test_reading_the_users_settings_never_hangs_on_a_fifo_for_a_gitconfig(
+    repo: Path, isolated_git: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = b"[user]\n\tname = Kept Name\n"
+    (isolated_git / ".gitconfig").write_bytes(kept)
+    assert gitrun.global_config() == b"\n" + kept  # no XDG file, then ~/.gitconfig
+    (isolated_git / ".gitconfig").unlink()
+    os.mkfifo(isolated_git / ".gitconfig")  # whoever opens it to read waits for a writer
+    monkeypatch.setattr(gitrun, "_SETTINGS_TIMEOUT", 0.5)
+
+    assert gitrun.global_config() == b"\n"
+    found = gitrun.user_settings(repo, r"^user\.name$", kept=kept)
+    assert found[0] == gitrun.Setting("global", "user.name", "Kept Name")
+    with pytest.raises(UserError, match=r"not a regular file.*replace it"):
+        gitrun.user_settings(repo, r"^user\.name$")

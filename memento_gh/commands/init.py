@@ -72,7 +72,10 @@ def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
         ),
         (f"{command} validate", "prints nothing when the plan is fine"),
         (f"{command} status", "progress, and what the next tick would do"),
-        ("pre-commit install", "check the plan files before every commit"),
+        (
+            "pre-commit install",
+            f"check the plan files before every commit (no pre-commit? `{command} hook install`)",
+        ),
         ('git add -A && git commit -m "Add memento"', ""),
         (
             "add the secret ANTHROPIC_API_KEY to the repository (Settings → Secrets and "
@@ -136,8 +139,8 @@ def _write(path: Path, relative: str, text: str) -> None:
 
 def _same_text(path: Path, text: str) -> bool:
     try:
-        return path.read_bytes() == text.encode("utf-8")
-    except OSError:
+        return files.read_bytes(path, follow_links=True) == text.encode("utf-8")
+    except UserError:
         return False
 
 
@@ -180,7 +183,7 @@ def _write_pre_commit(target: Path) -> str:
     if not path.exists():
         _write(path, PRE_COMMIT_CONFIG, pre_commit_config())
         return f"created {PRE_COMMIT_CONFIG}"
-    if has_memento_hooks(files.read_text(path)):
+    if has_memento_hooks(files.read_text(path, follow_links=True)):
         return f"kept {PRE_COMMIT_CONFIG}"
     return (
         f"kept {PRE_COMMIT_CONFIG}; to check the plan on each commit, add this under "
@@ -191,7 +194,7 @@ def _write_pre_commit(target: Path) -> str:
 def _write_gitignore(target: Path) -> str:
     path = target / GITIGNORE
     existed = path.exists()
-    old = files.read_text(path) if existed else None
+    old = files.read_text(path, follow_links=True) if existed else None
     new, added = gitignore_with_ours(old)
     if not added:
         return f"kept {GITIGNORE}"

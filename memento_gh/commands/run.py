@@ -123,10 +123,9 @@ class _Loop:
         print(line, file=stream or sys.stdout, flush=True)
         moment = format_time(datetime.now(timezone.utc))
         try:
-            self.layout.logs.mkdir(parents=True, exist_ok=True)
-            with (self.layout.logs / "cron.log").open("a", encoding="utf-8") as log:
-                log.write(f"[{moment}] {line}\n")
-        except OSError as error:
+            with files.open_append(self.layout.logs / "cron.log") as log:
+                log.write(f"[{moment}] {line}\n".encode())
+        except (OSError, UserError) as error:
             print(f"memento: warning: cannot write logs/cron.log ({error})", file=sys.stderr)
 
 

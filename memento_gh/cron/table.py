@@ -39,7 +39,7 @@ class CrontabFile(NamedTuple):
         return display(self.path)
 
     def read(self) -> str:
-        return files.read_text(self.path) if self.path.exists() else ""
+        return files.read_optional(self.path, follow_links=True) or ""
 
     def write(self, text: str) -> None:
         files.write_atomic(self.path, text)

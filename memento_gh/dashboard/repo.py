@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Mapping
+from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -141,17 +143,31 @@ def tick_log(layout: Layout, name: str) -> str:
     if not path.is_relative_to(folder) or path == folder:
         raise Rejected(404, f"{name} is not in the logs folder")
     try:
-        with path.open("rb") as stream:
-            size = stream.seek(0, 2)
-            stream.seek(max(0, size - MAX_LOG))
-            data = stream.read()
-    except (FileNotFoundError, IsADirectoryError):
+        # Never waits: a FIFO there would hold the request (and its thread) for good.
+        descriptor = files.open_regular(path, os.O_RDONLY)
+    except UserError:
+        problem = _not_a_file(path)
+        raise Rejected(404, f"{name}: {problem}; remove it (memento's logs are files)") from None
+    if descriptor is None:
         raise Rejected(
             404, f"no log {name} (logs are working files: another clone does not have them)"
-        ) from None
+        )
+    with os.fdopen(descriptor, "rb") as stream:
+        size = stream.seek(0, 2)
+        stream.seek(max(0, size - MAX_LOG))
+        data = stream.read()
     text = _ANSI.sub("", data.decode("utf-8", errors="replace"))
     cut = f"[the first {size - MAX_LOG:,} bytes are left out]\n" if size > MAX_LOG else ""
     return cut + text
+
+
+def _not_a_file(path: Path) -> str:
+    """Why ``files.open_regular`` refused ``path``."""
+    with suppress(OSError):
+        mode = path.lstat().st_mode
+        if not stat.S_ISREG(mode):
+            return f"not a regular file ({files.kind_of(mode)})"
+    return "cannot open it (check its permissions)"
 
 
 def find_entry(status_text: str, tick: int, task_id: str) -> ParsedEntry:

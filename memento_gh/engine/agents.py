@@ -18,8 +18,9 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
+from memento_gh import credentials, files
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import AgentResult
 from memento_gh.errors import UserError
@@ -173,7 +174,9 @@ def prepare_run(agent: str, run: AgentRun) -> list[Path]:
     caller to remove."""
     written = preset_files(agent, run)
     for path, text in written.items():
-        path.write_text(text, encoding="utf-8")
+        # Replaced, not written into, as the prompt is: a FIFO or a link left at this name
+        # would block or redirect the write.
+        files.write_atomic(path, text, durable=False)
     if agent.strip().lower() == "aider":
         for file in aider_files(run.task):
             (run.repo / file).parent.mkdir(parents=True, exist_ok=True)
@@ -384,51 +387,10 @@ def _session_id(run: AgentRun) -> str:
 
 # --- environment -------------------------------------------------------------------------
 
-#: GITHUB_* names that describe the run and carry no credential.
-GITHUB_KEEP = frozenset(
-    {
-        "GITHUB_ACTIONS",
-        "GITHUB_API_URL",
-        "GITHUB_BASE_REF",
-        "GITHUB_GRAPHQL_URL",
-        "GITHUB_HEAD_REF",
-        "GITHUB_JOB",
-        "GITHUB_REF",
-        "GITHUB_REF_NAME",
-        "GITHUB_REPOSITORY",
-        "GITHUB_REPOSITORY_OWNER",
-        "GITHUB_RUN_ATTEMPT",
-        "GITHUB_RUN_ID",
-        "GITHUB_RUN_NUMBER",
-        "GITHUB_SERVER_URL",
-        "GITHUB_SHA",
-        "GITHUB_WORKFLOW",
-        "GITHUB_WORKSPACE",
-    }
-)
-#: Prefixes removed outright: the Actions runtime and OIDC tokens, action inputs (which carry
-#: the token input as INPUT_GITHUB-TOKEN), credential helpers and their settings.
-DROP_PREFIXES = (
-    "ACTIONS_",
-    "INPUT_",
-    "GIT_CREDENTIAL_",
-    "GCM_",
-    "SSH_ASKPASS",
-    "GIT_CONFIG_KEY_",
-    "GIT_CONFIG_VALUE_",
-)
-DROP_NAMES = frozenset(
-    {
-        "GIT_ASKPASS",
-        "SSH_AUTH_SOCK",
-        "GIT_CONFIG_COUNT",
-        "GIT_CONFIG_PARAMETERS",
-    }
-)
-_FORGES = frozenset({"GITHUB", "GH", "GITLAB", "GITEA", "FORGEJO", "BITBUCKET", "GIT"})
-_SECRETS = frozenset(
-    {"TOKEN", "PAT", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"}
-)
+#: Git settings passed through the environment (an ``http.extraheader`` with a token, say):
+#: the agent's are replaced by settings that switch credentials off.
+GIT_SETTINGS_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+GIT_SETTINGS_NAMES = frozenset({"GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS"})
 
 
 def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -441,7 +403,11 @@ def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
     actions/checkout stores (for the server's URL). Git config *files* stay as they are: an
     agent can still read a token persisted in ``.git/config``, so check out without one.
     """
-    env = {name: value for name, value in environ.items() if not _carries_credentials(name)}
+    env = {
+        name: value
+        for name, value in credentials.without_credentials(environ).items()
+        if name not in GIT_SETTINGS_NAMES and not name.startswith(GIT_SETTINGS_PREFIXES)
+    }
     servers = {"https://github.com", environ.get("GITHUB_SERVER_URL", "https://github.com")}
     overrides = [("credential.helper", ""), ("http.extraheader", "")]
     overrides += [(f"http.{server.rstrip('/')}/.extraheader", "") for server in sorted(servers)]
@@ -455,16 +421,6 @@ def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _carries_credentials(name: str) -> bool:
-    upper = name.upper()
-    if upper in DROP_NAMES or upper.startswith(DROP_PREFIXES):
-        return True
-    if upper.startswith("GITHUB_") and upper not in GITHUB_KEEP:
-        return True
-    words = set(re.split(r"[_\-.]+", upper))
-    return bool(words & _FORGES) and bool(words & _SECRETS)
-
-
 # --- running -----------------------------------------------------------------------------
 
 
@@ -474,7 +430,7 @@ def run_agent(
     repo: Path,
     env: Mapping[str, str],
     timeout: float | None,
-    log: Path | None,
+    log: Path | IO[bytes] | None,
     prompt_file: Path,
     agent: str | None = None,
     grace: float = DEFAULT_GRACE,

@@ -3,9 +3,22 @@ the task's verify command. Nothing here records anything (``results.py`` does)."
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
+
 from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
-from memento_gh.engine import agents, context, guards, hidden, lessons, prompt, verify
+from memento_gh.engine import (
+    agents,
+    context,
+    fingerprint,
+    guards,
+    hidden,
+    lessons,
+    prompt,
+    special_files,
+    verify,
+)
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
 from memento_gh.formats.notes import Note, parse_notes
@@ -26,18 +39,21 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     started = session.clock()
     workspace = session.workspace
     head = workspace.quick_head()
-    git_files = workspace.git_state()
+    git_before = workspace.snapshot_git()
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
     task_files = hidden.stamp_files(
         session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file
     )
     index = gitindex.KeptIndex(session.root, workspace.index_file)
-    result = run_agent(session, claim, settings)
+    result, tree = run_agent(session, claim, settings)
     failure = agents.failure_of(result)
-    violations = hidden.index_messages(index.put_back())  # before git reads the index again
-    pending = workspace.start_status()  # git looks while .git/ and the plan are read
+    # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
+    violations = _remove_strays(tree)
+    # Before git runs again: whatever the agent planted in .git would run, or mislead it.
+    violations += workspace.restore_git(git_before)
+    violations += hidden.index_messages(index.put_back())  # before git reads the index again
+    pending = workspace.start_status()  # git looks while the plan is read
     try:
-        git_changed = workspace.git_state() != git_files
         plan_untouched = session.plan_file.text_on_disk() == claim.text
         after: TreeStatus | None = pending.result()
     finally:
@@ -47,8 +63,6 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         after = None  # taken against the agent's commit: the change is read again below
         if head is not None:
             workspace.reset_soft(head)
-    if git_changed:
-        violations.append("the agent changed git's configuration or hooks under .git/")
     if not plan_untouched:
         violations.append(f"the agent edited {session.plan_file.shown_as}")
     changes, hid = _all_changes(session, plan_untouched, after, task_files, head)
@@ -62,8 +76,13 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
-    check = None if violations or failure else run_verify(session, claim, settings)
-    return Attempt(tuple(violations), check, result, tuple(changes), started, failure)
+    if violations or failure:
+        return Attempt(tuple(violations), None, result, tuple(changes), started, failure)
+    seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
+    check = run_verify(session, claim, settings)
+    # verify ran the agent's code: it too must leave .git as it was
+    planted = tuple(f"while verify ran, {said}" for said in workspace.restore_git(git_before))
+    return Attempt(planted, check, result, tuple(changes), started, seen_by_verify=seen)
 
 
 def _all_changes(
@@ -85,11 +104,19 @@ def _all_changes(
     return changes, hidden.hidden_messages(exposed, changes)
 
 
-def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult:
+def _remove_strays(tree: special_files.Snapshot) -> list[str]:
+    """The FIFOs, sockets, devices and links out of the repository the agent left, removed
+    (each is a violation)."""
+    return special_files.remove(tree, special_files.new_strays(tree))
+
+
+def run_agent(
+    session: Session, claim: Claim, settings: Settings
+) -> tuple[AgentResult, special_files.Snapshot]:
+    """The agent's run, and the work tree as it was before it (``special_files``)."""
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
-    prompt_file.write_text(build_prompt(session, claim, settings), encoding="utf-8")
     run = agents.AgentRun(
         prompt_file,
         task,
@@ -106,20 +133,35 @@ def run_agent(session: Session, claim: Claim, settings: Settings) -> AgentResult
         timeout=run.timeout,
         protected=run.protected,
     )
-    written = agents.prepare_run(session.agent, run)
+    listing = session.workspace.start_ignored_folders()  # git lists them meanwhile
+    written: list[Path] = []  # the files the preset's command line names
     try:
-        return agents.run_agent(
+        try:
+            # Replaced, not written into: a FIFO or a link at this name would block or
+            # redirect the write.
+            text = build_prompt(session, claim, settings)
+            files.write_atomic(prompt_file, text, durable=False)
+            written = agents.prepare_run(session.agent, run)
+            log = session.tick_log()  # before the walk: the log is no change of the agent's
+            # memento's own folder (logs/) is walked, ignored or not
+            ignored = [path for path in listing.result() if not is_working_file(path + "/")]
+            tree = special_files.snapshot(session.root, ignored)
+        finally:
+            listing.close()
+        ran = agents.run_agent(
             argv,
             repo=session.root,
             env=dict(session.child_env),
             timeout=settings.agent_timeout,
-            log=session.log_path,
+            log=log,
             prompt_file=prompt_file,
             agent=session.agent,
         )
     finally:
         for path in (prompt_file, *written):
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # gone with .git, if the agent took that away
+                path.unlink()
+    return ran, tree
 
 
 def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:
@@ -182,5 +224,5 @@ def run_verify(session: Session, claim: Claim, settings: Settings) -> VerifyResu
         cwd=session.root,
         env=dict(session.child_env),
         timeout=task.timeout or settings.verify_timeout,
-        log=session.log_path,
+        log=session.tick_log(),
     )

@@ -227,6 +227,9 @@ class PoolBranch:
         if outcome.outcome != bookkeeping.SUCCESS:
             return results.fail(session, claim, attempt, self.worker), attempt
         if session.workspace.apply_change(patch):
+            # memento's own patch of the checked commit, on a new base: its bytes may
+            # differ from verify's by the other tasks' lines, which parallel: true allows.
+            attempt = attempt._replace(seen_by_verify=None)
             return results.succeed(session, claim, attempt, self.worker), attempt
         clash = f"its change no longer applies to {', '.join(paths[:5])}"
         attempt = attempt._replace(

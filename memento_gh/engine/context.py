@@ -11,9 +11,11 @@ listed, so the agent learns why: missing (it may create it), ignored, or protect
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from memento_gh import files
 from memento_gh.engine.globs import (
     IgnoreRule,
     compile_ignores,
@@ -32,12 +34,13 @@ from memento_gh.engine.prompt import (
     MISSING,
     OVER_BUDGET,
     PROTECTED,
+    SPECIAL,
     SYMLINK,
     TOO_LARGE,
     UNREADABLE,
     ContextFile,
 )
-from memento_gh.files import decode_utf8
+from memento_gh.errors import UserError
 
 BINARY_SNIFF = 8192
 DEFAULT_PER_FILE_CAP = 64_000
@@ -46,12 +49,9 @@ DEFAULT_TOTAL_CAP = 256_000
 
 def read_ignore_file(path: Path) -> list[str]:
     """The patterns of an ignore file (``.memento_ignore``, ``.memento_cleanignore``);
-    [] when there is none. Not UTF-8 is a ``UserError`` naming ``path:line``."""
-    try:
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return parse_ignore(decode_utf8(data, path))
+    [] when there is none. Not UTF-8, or not a regular file, is a ``UserError`` naming it."""
+    text = files.read_optional(path)
+    return [] if text is None else parse_ignore(text)
 
 
 def gather_context(
@@ -170,9 +170,9 @@ class _Finder:
         full = self.root / start if start else self.root
         if start and _in_git_dir(start):
             return
-        if start and (full.is_symlink() or full.is_file()):
+        if start and (full.is_symlink() or (full.exists() and not full.is_dir())):
             if not self._ignored(start) and not matches_any(self.exclude, start):
-                yield start
+                yield start  # a file, a link, or a special file (a note in the prompt)
         elif full.is_dir() and not (start and self._ignored(start + "/")):
             yield from self._walk_directory(full, start)
 
@@ -202,18 +202,30 @@ def _in_git_dir(path: str) -> bool:
 def _read(finder: _Finder, path: str, per_file_cap: int, budget: _Budget) -> ContextFile:
     full = finder.root / path
     try:
-        if full.is_symlink() and not finder.shows_link(full):
+        mode = full.lstat().st_mode
+        link = stat.S_ISLNK(mode)
+        if link and not finder.shows_link(full):
             return ContextFile(path, 0, None, SYMLINK)
-        size = full.stat().st_size
-        with full.open("rb") as stream:
+        if not link and not stat.S_ISREG(mode):  # opening a FIFO blocks, a device may act
+            return ContextFile(path, 0, None, SPECIAL)
+        descriptor = files.open_regular(full, os.O_RDONLY, follow_links=link)
+    except (OSError, UserError):
+        return ContextFile(path, 0, None, UNREADABLE)
+    if descriptor is None:  # gone since it was found
+        return ContextFile(path, 0, None, UNREADABLE)
+    try:
+        with os.fdopen(descriptor, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
             head = stream.read(BINARY_SNIFF)
             if b"\0" in head:
                 return ContextFile(path, size, None, BINARY)
             if size > per_file_cap:
                 return ContextFile(path, size, None, TOO_LARGE)
-            data = head + stream.read()
+            data = head + stream.read(per_file_cap + 1 - len(head))
     except OSError:
         return ContextFile(path, 0, None, UNREADABLE)
+    if len(data) > per_file_cap:  # it grew while it was read
+        return ContextFile(path, len(data), None, TOO_LARGE)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

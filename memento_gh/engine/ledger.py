@@ -47,7 +47,7 @@ class Ledger:
 
     def relative(self, path: Path) -> str:
         """``path`` as git names it."""
-        return path.resolve().relative_to(self._root).as_posix()
+        return (path.parent.resolve() / path.name).relative_to(self._root).as_posix()
 
     def bookkeeping_paths(self) -> list[str]:
         """The plan, the status log, the notes, STATE.md and the lessons, those that exist."""
@@ -143,4 +143,5 @@ def write_alert(layout: Layout, plan: Plan, status_text: str, now: datetime) -> 
     if text is None:
         layout.alert.unlink(missing_ok=True)
     else:
-        layout.alert.write_text(text, encoding="utf-8")
+        # Replaced, not written into: whatever stands there (a link, a FIFO) goes.
+        files.write_atomic(layout.alert, text, durable=False)

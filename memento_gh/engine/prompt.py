@@ -29,6 +29,7 @@ PROTECTED = "protected"
 OVER_BUDGET = "omitted: over the prompt budget"
 UNREADABLE = "unreadable"
 SYMLINK = "symlink"
+SPECIAL = "special"
 
 _NOTE_TEXT = {
     BINARY: "binary file: content not shown",
@@ -39,6 +40,7 @@ _NOTE_TEXT = {
     OVER_BUDGET: "omitted: over the prompt budget; read it yourself if you need it",
     UNREADABLE: "unreadable: content not shown",
     SYMLINK: "symbolic link: content not shown",
+    SPECIAL: "not a regular file (a FIFO, socket or device): content not shown",
 }
 _BACKTICK_RUN = re.compile(r"`+")
 

@@ -3,6 +3,7 @@ a claimed task, an attempt at it, its outcome and the tick's result. Pure record
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -68,7 +69,9 @@ class Attempt(NamedTuple):
     Each other reason a run fails has a field of its own, as in its status entry:
     ``agent_failure``, the agent's exit or timeout with its last words; ``tick_died``, the
     tick running the task died (a later tick records it); ``conflict``, on a shared branch,
-    the change no longer applies to files another task changed since the claim."""
+    the change no longer applies to files another task changed since the claim.
+    ``seen_by_verify`` is the fingerprint of the agent's files when verify started
+    (``fingerprint.py``; None: not taken, or nothing to hold the commit to)."""
 
     violations: tuple[str, ...]
     verify: VerifyResult | None
@@ -78,6 +81,7 @@ class Attempt(NamedTuple):
     agent_failure: str | None = None
     tick_died: str | None = None
     conflict: str | None = None
+    seen_by_verify: Mapping[str, bytes] | None = None
 
     @property
     def passed(self) -> bool:

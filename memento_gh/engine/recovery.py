@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from memento_gh import files, gitindex
 from memento_gh.engine import process
 from memento_gh.engine.session import RUN_TAG, Session
+from memento_gh.errors import UserError
 from memento_gh.workspace import RollbackReport
 
 
@@ -43,11 +44,12 @@ class RunningMarker:
 
     def read(self) -> dict[str, Any] | None:
         """What a dead tick's marker says ({} when it cannot be read); None: no marker."""
-        if not self.path.exists():
-            return None
         try:
-            found = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = files.read_bytes(self.path, limit=1 << 20)
+            if data is None:
+                return None
+            found = json.loads(data)
+        except (UserError, ValueError):  # a FIFO or worse in its place: a dead tick's too
             return {}
         return found if isinstance(found, dict) else {}
 

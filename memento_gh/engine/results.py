@@ -3,7 +3,7 @@ bookkeeping; on failure the change is rolled back and the bookkeeping alone is c
 
 from __future__ import annotations
 
-from memento_gh.engine import bookkeeping, lessons, pipeline
+from memento_gh.engine import bookkeeping, fingerprint, lessons, pipeline
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
 from memento_gh.engine.session import Session
 from memento_gh.formats import status_log
@@ -12,6 +12,7 @@ from memento_gh.formats import status_log
 def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> str:
     """Commit the agent's change with ``[x]``, the counters, the status entry and the notes
     read; the commit's sha."""
+    _hold_to_verified_bytes(session, attempt)  # before any bookkeeping is written
     task = claim.task
     plan_file, ledger = session.plan_file, session.ledger
     message = bookkeeping.success_message(claim, worker)
@@ -28,8 +29,7 @@ def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str
     ledger.mark_notes_read(task.id)
     pipeline.announce_completion(session)  # the last task's commit says the plan is complete
     changes = attempt.changes
-    work = [change.path for change in changes]
-    work += [change.old_path for change in changes if change.old_path]
+    work = fingerprint.paths_of(changes)
     added = [change.path for change in changes if change.kind == "untracked"]
     sha = ledger.commit_with_state(message, work, added, tick=claim.tick)
     session.checkpoint("committed")
@@ -37,10 +37,33 @@ def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str
 
 
 def succeed(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> TaskOutcome:
-    sha = record_success(session, claim, attempt, worker)
+    try:
+        sha = record_success(session, claim, attempt, worker)
+    except ChangedSinceVerify as changed:
+        return fail(session, claim, attempt._replace(violations=(str(changed),)), worker)
     return TaskOutcome(
         claim.task.id, bookkeeping.SUCCESS, sha, f"verify passed, committed {sha[:7]}"
     )
+
+
+class ChangedSinceVerify(Exception):
+    """The agent's files are not the bytes verify checked: the commit must not take them."""
+
+
+def _hold_to_verified_bytes(session: Session, attempt: Attempt) -> None:
+    """Before the success is recorded and committed (the commit reads the agent's files
+    from the work tree again): they must be the bytes verify saw. Nothing the agent or
+    verify started runs by now (``process.py``), so none can change them after this look;
+    it catches verify's own run rewriting them, and anything else that did."""
+    if attempt.seen_by_verify is None:
+        return
+    changed = fingerprint.changed_since(session.root, attempt.seen_by_verify)
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if changed[5:] else "")
+        raise ChangedSinceVerify(
+            f"{shown} changed after verify started (verify's run or a process still "
+            "running rewrote it): the commit would hold bytes verify did not check"
+        )
 
 
 def fail(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> TaskOutcome:

@@ -9,7 +9,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import BinaryIO
 
+from memento_gh import files
 from memento_gh.engine import agents, context
 from memento_gh.engine.ledger import Ledger
 from memento_gh.engine.plan_file import PlanFile
@@ -49,10 +51,15 @@ class Session:
         self.say = say
         self.started = clock()
         self.run_tag = os.urandom(16).hex()
-        self.scratch = self.root / ".git" / "memento"
+        self.scratch = workspace.git_dir / "memento"
         self.log_path = new_log_path(layout.logs, self.started)
-        plan_path = layout.plan.resolve().relative_to(self.root.resolve()).as_posix()
-        self.plan_file = PlanFile(layout.plan, plan_path)
+        # The folder resolved, not the file: a link in the plan's place is refused when it
+        # is read, not followed out of the repository here.
+        plan_path = (layout.plan.parent.resolve() / layout.plan.name).relative_to(
+            self.root.resolve()
+        )
+        self._log: BinaryIO | None = None
+        self.plan_file = PlanFile(layout.plan, plan_path.as_posix())
         self.ledger = Ledger(layout, workspace, self.plan_file, clock)
 
     @cached_property
@@ -71,6 +78,19 @@ class Session:
     def log_name(self) -> str:
         return self.ledger.relative(self.log_path)
 
+    def tick_log(self) -> BinaryIO:
+        """This tick's log (``log_path``), opened at its first use and kept open until
+        ``close``: the agent may delete or replace the file, but not make memento write
+        through a link or wait on a FIFO in its place."""
+        if self._log is None:
+            self._log = files.open_append(self.log_path)
+        return self._log
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
     def checkpoint(self, name: str) -> None:
         """Die here when MEMENTO_CRASH_AT names this point: the recovery tests kill a real
         tick (SIGKILL, no clean-up) between two of its steps and check the next one recovers."""
@@ -83,9 +103,8 @@ class Session:
 
 
 def log_line(layout: Layout, moment: datetime, text: str) -> None:
-    layout.logs.mkdir(parents=True, exist_ok=True)
-    with (layout.logs / "memento.log").open("a", encoding="utf-8") as stream:
-        stream.write(f"[{format_time(moment)}] {text}\n")
+    with files.open_append(layout.logs / "memento.log") as stream:
+        stream.write(f"[{format_time(moment)}] {text}\n".encode())
 
 
 def new_log_path(folder: Path, started: datetime) -> Path:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from datetime import datetime, timezone
 from typing import NamedTuple, Protocol
 
@@ -151,15 +152,16 @@ def _run_tasks(
     outcomes: list[TaskOutcome] = []
     tried: set[str] = set()
     tick: int | None = None
-    while len(outcomes) < limit:
-        claim = branch.take(tried, tick, len(outcomes))
-        if claim is None:
-            break
-        tried.add(claim.task.id)
-        tick = claim.tick
-        outcomes.append(_run_task(session, marker, branch, claim))
-        if session.plan_file.current.settings.tick_mode != "auto":
-            break
+    with closing(session):  # the tick log: open from the first agent to the last verify
+        while len(outcomes) < limit:
+            claim = branch.take(tried, tick, len(outcomes))
+            if claim is None:
+                break
+            tried.add(claim.task.id)
+            tick = claim.tick
+            outcomes.append(_run_task(session, marker, branch, claim))
+            if session.plan_file.current.settings.tick_mode != "auto":
+                break
     return outcomes, tick
 
 

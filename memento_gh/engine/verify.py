@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import IO
 
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import VerifyResult
@@ -23,7 +24,7 @@ def run_verify(
     cwd: Path,
     env: Mapping[str, str] | None,
     timeout: float | None,
-    log: Path | None = None,
+    log: Path | IO[bytes] | None = None,
     grace: float = DEFAULT_GRACE,
 ) -> VerifyResult:
     result = run_in_group(

@@ -308,16 +308,21 @@ class Run:
         self.dashboard_url: str | None = None
         #: Set when other workers share the branch (workers > 1, not a dry run).
         self.shared: remote.SharedBranch | None = None
+        #: The origin's URLs and the token, read by ``prepare`` before any agent runs.
+        self.endpoint: remote.Endpoint | None = None
         self.unpublished = False  # the controls could not be pushed: the run stops there
 
     def prepare(self, share: ShareBranch = share_branch) -> None:
         remote.use_bot_identity(self.root)
+        # Where the token may go is read now, before any agent runs: the final push goes
+        # there, whatever the agent writes into git's configuration.
+        self.endpoint = remote.read_endpoint(self.root, token=self.settings.token)
         self.say(
             remote.prepare_branch(
                 self.root,
                 branch=self.settings.branch,
                 base=self.settings.base,
-                token=self.settings.token,
+                endpoint=self.endpoint,
             )
         )
         if self.settings.workers > 1 and not self.settings.dry_run:
@@ -539,7 +544,7 @@ class Run:
         if self.settings.dry_run:
             self.lines.append("Dry run: nothing pushed, no issue written.")
             return True
-        pushed = remote.push(self.root, branch=self.settings.branch, token=self.settings.token)
+        pushed = remote.push(self.root, branch=self.settings.branch, endpoint=self.endpoint)
         if pushed.pushed:
             return True
         self.say(render.annotation("warning", f"memento could not push: {pushed.reason}"))

@@ -2,7 +2,8 @@
 
 The scripts are run as programs (``#!/usr/bin/env python3``), never imported: a tick starts
 them through the ``command`` agent exactly as it would start a real agent. ``scripted.py``
-documents its script format at its top.
+documents its script format at its top; ``hostile.py`` (the attacks on the wall around the
+agent) documents its own.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from typing import Any
 
 AGENTS_DIR = Path(__file__).resolve().parent
 SCRIPTED = AGENTS_DIR / "scripted.py"
+HOSTILE = AGENTS_DIR / "hostile.py"
+#: A hostile agent that leaves a daemon outside its process group.
+ESCAPER = AGENTS_DIR / "escaper.py"
+#: A hostile agent that leaves FIFOs, sockets, devices and links in the work tree.
+PLANTER = AGENTS_DIR / "planter.py"
 TAMPER = AGENTS_DIR / "tamper.py"
 
 Action = Mapping[str, Any]
@@ -27,6 +33,21 @@ def scripted_command(*, with_task: bool = True) -> str:
     """The ``--agent-cmd`` template that runs ``scripted.py`` on the prompt (and task id)."""
     template = f"{shlex.quote(str(SCRIPTED))} {{prompt_file}}"
     return f"{template} {{task_id}}" if with_task else template
+
+
+def hostile_command() -> str:
+    """The ``--agent-cmd`` template that runs ``hostile.py``; its steps come from
+    ``MEMENTO_HOSTILE`` (``hostile_env``)."""
+    return f"{shlex.quote(str(HOSTILE))} {{prompt_file}} {{task_id}}"
+
+
+def hostile_env(
+    steps: Sequence[Action], *, home: Path, record: Path, attacker: str = ""
+) -> dict[str, str]:
+    """The variable that tells ``hostile.py`` what to do: ``steps``, in the home folder
+    ``home`` (the test's own, never the user's), its planted programs recording to ``record``."""
+    spec = {"home": str(home), "record": str(record), "attacker": attacker, "steps": list(steps)}
+    return {"MEMENTO_HOSTILE": json.dumps(spec)}
 
 
 def tamper_command() -> str:

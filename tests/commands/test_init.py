@@ -421,6 +421,11 @@ def test_git_init_is_a_next_step_only_outside_a_repository(tmp_path: Path) -> No
     assert "Next steps:" in inside.stdout
 
 
+def test_the_next_steps_name_the_hook_for_a_repository_without_pre_commit(tmp_path: Path) -> None:
+    done = init(init_repo(tmp_path / "repo"))
+    assert "no pre-commit? `memento -C " in done.stdout and " hook install`)" in done.stdout
+
+
 # -- the template filling -------------------------------------------------------------------
 
 

@@ -8,7 +8,9 @@ what the same control would change from the command line.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -343,6 +345,27 @@ def test_a_plan_that_goes_missing_is_a_message_until_it_is_back(
     assert still.status == 200
     assert back.status == 200
     assert back.json()["total"] == 4
+
+
+@pytest.mark.timeout(90)
+def test_a_log_that_is_a_fifo_is_refused_at_once_not_waited_on(
+    tmp_path: Path, serve: Callable[[Project], Dashboard]
+) -> None:
+    """Reading a FIFO waits for a writer that never comes: the request hung until the
+    browser gave up, and the thread that served it for good."""
+    project = sample_project(tmp_path)
+    log = project.root / "logs" / "tick_20250115T140000Z.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(log)
+    dashboard = serve(project)
+    try:
+        answer = dashboard.get("/api/log?path=logs/tick_20250115T140000Z.log")
+    finally:  # lets a reader blocked on the FIFO go, so that the server can stop
+        with suppress(OSError):
+            os.close(os.open(log, os.O_WRONLY | os.O_NONBLOCK))
+
+    assert answer.status == 404, answer.body
+    assert "not a regular file (a FIFO)" in answer.json()["error"]
 
 
 @pytest.mark.timeout(120)

@@ -280,8 +280,8 @@ def test_a_sequential_phase_never_runs_two_tasks_at_once(tmp_path: Path) -> None
 
 def test_an_unreachable_remote_is_a_clear_error_and_pauses_nothing(pool: Pool) -> None:
     root = pool.clones[0]
-    branch = SharedBranch(root, branch=BRANCH)
     git(root, "remote", "set-url", "origin", os.fspath(pool.folder / "gone.git"))
+    branch = SharedBranch(root, branch=BRANCH)  # the URL is read now, before any agent runs
 
     with pytest.raises(NetworkError, match="could not fetch"):
         tick(pool, 0, branch)

@@ -111,7 +111,9 @@ def test_a_tick_asks_git_only_what_it_needs(tmp_path: Path) -> None:
     commands = git_commands(log)
     # where the repository is, and the status before the agent: started together
     assert sorted(commands[:2]) == ["rev-parse", "status"]
-    assert commands[2:] == ["status", "diff", "ls-files", "add", "commit"]
+    # the folders git ignores, listed while the prompt is built: the walk for special files
+    # the agent may leave (engine/special_files.py) skips them
+    assert commands[2:] == ["ls-files", "status", "diff", "ls-files", "add", "commit"]
 
 
 def test_a_tick_whose_agent_changes_nothing_runs_no_diff(tmp_path: Path) -> None:
@@ -125,8 +127,9 @@ def test_a_tick_whose_agent_changes_nothing_runs_no_diff(tmp_path: Path) -> None
     ran(result)
     assert project.subjects()[0].startswith("memento: T-101 failed")
     commands = git_commands(log)
-    assert sorted(commands[:3]) == ["rev-parse", "status", "status"]
-    assert "diff" not in commands[:4], commands  # the status said the agent changed nothing
+    # and the folders git ignores, listed before the agent (engine/special_files.py)
+    assert sorted(commands[:4]) == ["ls-files", "rev-parse", "status", "status"]
+    assert "diff" not in commands[:5], commands  # the status said the agent changed nothing
 
 
 # -- success -----------------------------------------------------------------------------------
