@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from memento_gh import credentials
+from memento_gh import credentials, files
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import AgentResult
 from memento_gh.errors import UserError
@@ -39,17 +39,25 @@ PLACEHOLDER = re.compile(r"\{(prompt_file|task_id|repo)\}")
 
 
 class AgentRun(NamedTuple):
-    """What a preset may put on its command line."""
+    """What a preset may put on its command line. The files it names besides the prompt
+    (:func:`preset_files`) go beside the prompt file, in memento's own folder under
+    ``.git/``: never in the working tree, never committed."""
 
     prompt_file: Path
     task: Task
     repo: Path
     timeout: float | None
+    #: memento's own files, as ``context_files`` patterns: kept out of aider's sight.
+    protected: tuple[str, ...] = ()
+
+    def beside_prompt(self, name: str) -> Path:
+        return self.prompt_file.with_name(f"{self.prompt_file.stem}.{name}")
 
 
 def _claude(run: AgentRun) -> list[str]:
-    # The rules are separate argv items: --disallowedTools takes several values, so nothing
-    # positional may follow it.
+    # Bash is allowed, so that it runs the verify; the git rules deny what commits (a deny
+    # wins over an allow). The rules are separate argv items: --disallowedTools takes several
+    # values, so nothing positional may follow it.
     return [
         "claude",
         "-p",
@@ -58,6 +66,8 @@ def _claude(run: AgentRun) -> list[str]:
         "json",
         "--permission-mode",
         "acceptEdits",
+        "--allowedTools",
+        "Bash",
         "--disallowedTools",
         "Bash(git commit *)",
         "Bash(git push *)",
@@ -100,13 +110,77 @@ def _aider(run: AgentRun) -> list[str]:
         "/dev/null",
         "--input-history-file",
         "/dev/null",
+        # No repo map: its cache (.aider.tags.cache.v4/) would land in the repository root,
+        # outside every task's context_files; the prompt brings the task's files itself.
+        "--map-tokens",
+        "0",
+        # aider adds every file the prompt names, memento's own among them, unless ignored.
+        "--aiderignore",
+        str(run.beside_prompt("aiderignore")),
     ]
+    if run.task.verify:
+        # aider has no shell: its test command is how it runs the verify, after each edit.
+        argv += ["--test-cmd", run.task.verify, "--auto-test"]
     return argv + [f"--file={path}" for path in aider_files(run.task)]
 
 
 def _gemini(run: AgentRun) -> list[str]:
-    # auto_edit approves edits and denies shell commands (so no git) in headless mode.
-    return ["gemini", "-p", INSTRUCTION, "--approval-mode=auto_edit", "-o", "json"]
+    # --skip-trust: in a folder it has not been told to trust (every new runner), gemini
+    # exits 55. auto_edit approves edits; the policy allows the shell but not git commit/push.
+    return [
+        "gemini",
+        "-p",
+        INSTRUCTION,
+        "--skip-trust",
+        "--approval-mode=auto_edit",
+        "--policy",
+        str(run.beside_prompt("gemini-policy.toml")),
+        "-o",
+        "json",
+    ]
+
+
+#: gemini's policy: the shell allowed, git's committing commands denied at a higher priority
+#: (the higher priority wins).
+GEMINI_POLICY = """\
+[[rule]]
+toolName = "run_shell_command"
+decision = "allow"
+priority = 100
+
+[[rule]]
+toolName = "run_shell_command"
+commandRegex = "git\\\\s+(commit|push)"
+decision = "deny"
+priority = 900
+"""
+
+
+def preset_files(agent: str, run: AgentRun) -> dict[Path, str]:
+    """The files ``agent``'s command line names besides the prompt, with their text."""
+    name = agent.strip().lower()
+    if name == "gemini":
+        return {run.beside_prompt("gemini-policy.toml"): GEMINI_POLICY}
+    if name == "aider":
+        hidden = (*run.protected, *run.task.guard_files)
+        return {run.beside_prompt("aiderignore"): "".join(f"{path}\n" for path in hidden)}
+    return {}
+
+
+def prepare_run(agent: str, run: AgentRun) -> list[Path]:
+    """Write the files ``agent``'s command line names, and (aider) make the folders of the
+    files it is given: for a file in a folder that does not exist yet, aider finds no git
+    repository and edits ``<folder>/<folder>/<file>``. Returns the files written, for the
+    caller to remove."""
+    written = preset_files(agent, run)
+    for path, text in written.items():
+        # Replaced, not written into, as the prompt is: a FIFO or a link left at this name
+        # would block or redirect the write.
+        files.write_atomic(path, text, durable=False)
+    if agent.strip().lower() == "aider":
+        for file in aider_files(run.task):
+            (run.repo / file).parent.mkdir(parents=True, exist_ok=True)
+    return list(written)
 
 
 def _openclaw(run: AgentRun) -> list[str]:
@@ -129,6 +203,13 @@ def _openclaw(run: AgentRun) -> list[str]:
         argv += ["--timeout", str(max(1, math.ceil(run.timeout)))]
     return argv
 
+
+#: Variables a preset sets unless the environment already has them.
+PRESET_ENV: Mapping[str, Mapping[str, str]] = {
+    # Else claude calls api.anthropic.com whatever its base URL, and asks the model for a
+    # session title that its cost counts and its usage does not.
+    "claude": {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
+}
 
 PRESETS: Mapping[str, Callable[[AgentRun], list[str]]] = {
     "claude": _claude,
@@ -262,9 +343,10 @@ def agent_argv(
     task: Task,
     repo: Path,
     timeout: float | None = None,
+    protected: tuple[str, ...] = (),
 ) -> list[str]:
     """The command line for ``agent``; ``template`` is used by the ``command`` agent only."""
-    run = AgentRun(prompt_file, task, repo, timeout)
+    run = AgentRun(prompt_file, task, repo, timeout, protected)
     name = agent.strip().lower()
     if name == COMMAND:
         return command_argv(template, run)
@@ -356,18 +438,19 @@ def run_agent(
     """Run the agent in ``repo`` with the prompt on stdin, and read its cost report.
 
     ``env`` is scrubbed with :func:`agent_env` here too, so no caller can forget it.
-    ``agent`` names the output format; by default it is guessed from ``argv[0]``.
+    ``agent`` names the output format and the preset's variables (``PRESET_ENV``); by
+    default it is guessed from ``argv[0]``.
     """
+    name = agent if agent is not None else _agent_of(argv)
     process = run_in_group(
         list(argv),
         cwd=repo,
-        env=agent_env(env),
+        env={**PRESET_ENV.get(name.strip().lower(), {}), **agent_env(env)},
         timeout=timeout,
         log=log,
         stdin=prompt_file,
         grace=grace,
     )
-    name = agent if agent is not None else _agent_of(argv)
     return AgentResult(process, parse_cost(name, process.output))
 
 

@@ -4,6 +4,7 @@ the task's verify command. Nothing here records anything (``results.py`` does)."
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
@@ -116,21 +117,31 @@ def run_agent(
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
+    run = agents.AgentRun(
+        prompt_file,
+        task,
+        session.root,
+        settings.agent_timeout,
+        guards.protected_paths(session.layout.plan_dir),
+    )
     argv = agents.agent_argv(
         session.agent,
         session.agent_cmd,
-        prompt_file=prompt_file,
-        task=task,
-        repo=session.root,
-        timeout=settings.agent_timeout,
+        prompt_file=run.prompt_file,
+        task=run.task,
+        repo=run.repo,
+        timeout=run.timeout,
+        protected=run.protected,
     )
     listing = session.workspace.start_ignored_folders()  # git lists them meanwhile
+    written: list[Path] = []  # the files the preset's command line names
     try:
         try:
             # Replaced, not written into: a FIFO or a link at this name would block or
             # redirect the write.
             text = build_prompt(session, claim, settings)
             files.write_atomic(prompt_file, text, durable=False)
+            written = agents.prepare_run(session.agent, run)
             log = session.tick_log()  # before the walk: the log is no change of the agent's
             # memento's own folder (logs/) is walked, ignored or not
             ignored = [path for path in listing.result() if not is_working_file(path + "/")]
@@ -147,8 +158,9 @@ def run_agent(
             agent=session.agent,
         )
     finally:
-        with contextlib.suppress(OSError):  # gone with .git, if the agent took that away
-            prompt_file.unlink()
+        for path in (prompt_file, *written):
+            with contextlib.suppress(OSError):  # gone with .git, if the agent took that away
+                path.unlink()
     return ran, tree
 
 

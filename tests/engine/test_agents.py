@@ -17,10 +17,12 @@ import pytest
 from memento_gh.engine.agents import (
     COST_KEYS,
     KNOWN_AGENTS,
+    AgentRun,
     agent_argv,
     agent_env,
     choose_agent,
     parse_cost,
+    prepare_run,
     run_agent,
 )
 from memento_gh.errors import UserError
@@ -81,7 +83,7 @@ def test_no_preset_puts_the_prompt_on_the_command_line(
     assert not any("must not reach argv" in item for item in argv)
 
 
-def test_claude_prints_json_accepts_edits_and_may_not_commit_or_push(
+def test_claude_prints_json_accepts_edits_runs_commands_and_may_not_commit_or_push(
     long_prompt: Path, task: Task, tmp_path: Path
 ) -> None:
     argv = preset("claude", long_prompt, task, tmp_path)
@@ -89,6 +91,7 @@ def test_claude_prints_json_accepts_edits_and_may_not_commit_or_push(
     assert argv[1] == "-p"  # print mode; the prompt itself comes on stdin
     assert follows(argv, "--output-format", "json")
     assert follows(argv, "--permission-mode", "acceptEdits")
+    assert follows(argv, "--allowedTools", "Bash")  # to run the verify; the deny rules win
     assert follows(argv, "--disallowedTools", "Bash(git commit *)", "Bash(git push *)")
     # --disallowedTools takes several values: nothing positional may come after it
     assert argv.index("--disallowedTools") > argv.index("-p") + 1
@@ -118,15 +121,45 @@ def test_aider_takes_the_message_file_never_commits_and_gets_the_single_context_
         assert flag in argv
     files = [item for item in argv if item.startswith("--file=")]
     assert files == ["--file=src/a.py", "--file=docs/notes.md"]
+    # aider has no shell: its test command runs the verify after each edit.
+    assert follows(argv, "--test-cmd", "pytest -q tests/test_a.py", "--auto-test")
+    assert follows(argv, "--map-tokens", "0")
+    assert follows(argv, "--aiderignore", str(long_prompt.with_name("prompt.aiderignore")))
 
 
-def test_gemini_runs_headless_approving_edits_only_and_reports_json(
+def test_aider_is_kept_from_mementos_files_and_gets_the_folders_of_its_files(
+    long_prompt: Path, task: Task, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run = AgentRun(long_prompt, task, repo, 60, protected=("docs/MASTER_PLAN.md", ".github/"))
+
+    written = prepare_run("aider", run)
+
+    assert written == [long_prompt.with_name("prompt.aiderignore")]
+    assert written[0].read_text() == "docs/MASTER_PLAN.md\n.github/\n"
+    # --file=docs/notes.md in a folder that did not exist: aider would find no repository.
+    assert (repo / "src").is_dir() and (repo / "docs").is_dir()
+    assert list(repo.rglob("*.*")) == []
+
+
+def test_gemini_runs_headless_in_any_folder_with_a_policy_and_reports_json(
     long_prompt: Path, task: Task, tmp_path: Path
 ) -> None:
     argv = preset("gemini", long_prompt, task, tmp_path)
 
     assert argv[1] == "-p"
+    assert "--skip-trust" in argv  # else exit 55 in a folder never trusted (a new runner)
     assert "--approval-mode=auto_edit" in argv
+    policy = long_prompt.with_name("prompt.gemini-policy.toml")
+    assert follows(argv, "--policy", str(policy))
+    (written,) = prepare_run("gemini", AgentRun(long_prompt, task, tmp_path, 60))
+    assert written == policy
+    # The rule that denies git commit and push outranks the one that allows the shell.
+    allow, deny = policy.read_text().split("\n\n")
+    assert 'decision = "allow"' in allow and "priority = 100" in allow
+    assert 'decision = "deny"' in deny and "priority = 900" in deny
+    assert 'commandRegex = "git\\\\s+(commit|push)"' in deny
     assert follows(argv, "-o", "json")
     assert not any("yolo" in item for item in argv)
 
