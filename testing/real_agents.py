@@ -29,6 +29,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+# What a CLI is told on argv (the task itself comes on stdin), and gemini's policy (shell
+# allowed, git's committing commands denied at a higher priority): the presets' own, so
+# that the direct runs test what memento ships.
+from memento_gh.engine.agents import GEMINI_POLICY, INSTRUCTION
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / ".tools"
 #: The versions ``scripts/setup`` installs (keep the two in step).
@@ -42,12 +47,6 @@ VERSIONS = {
 
 #: The git commands an agent may not run, for the CLIs whose rules match command text.
 GIT_DENIED = ("git commit", "git push")
-
-#: What a CLI is told on argv; the task itself comes on stdin (as memento's presets do).
-INSTRUCTION = (
-    "Carry out the task described in the input. Change files only: do not commit, push, "
-    "or ask questions. Your change is checked and committed for you."
-)
 
 
 class MissingCLI(Exception):
@@ -234,20 +233,6 @@ def codex(
 
 
 # -- gemini --------------------------------------------------------------------------------
-
-#: Shell allowed, git's committing commands denied at a higher priority (deny wins).
-GEMINI_POLICY = """\
-[[rule]]
-toolName = "run_shell_command"
-decision = "allow"
-priority = 100
-
-[[rule]]
-toolName = "run_shell_command"
-commandRegex = "git\\\\s+(commit|push)"
-decision = "deny"
-priority = 900
-"""
 
 
 def gemini_settings(*, max_attempts: int | None = None) -> str:
