@@ -382,7 +382,8 @@ OPENCLAW_KEY = "SCRIPTED_API_KEY"
 def openclaw_config(url: str, models: Sequence[str]) -> str:
     """An openclaw config file with one provider, the model server (it ignores
     ``ANTHROPIC_BASE_URL``), speaking the Anthropic Messages API. A model must be listed to be
-    chosen; its prices (USD per million tokens) make openclaw's ``costUsd``."""
+    chosen; its prices (USD per million tokens) make openclaw's ``costUsd``. The first is the
+    default model."""
     entries = [
         {
             "id": model,
@@ -402,7 +403,11 @@ def openclaw_config(url: str, models: Sequence[str]) -> str:
         "api": "anthropic-messages",
         "models": entries,
     }
-    config = {"models": {"mode": "merge", "providers": {OPENCLAW_PROVIDER: provider}}}
+    config = {
+        "models": {"mode": "merge", "providers": {OPENCLAW_PROVIDER: provider}},
+        # The model a run without --model takes (else openclaw's own default provider).
+        "agents": {"defaults": {"model": {"primary": f"{OPENCLAW_PROVIDER}/{models[0]}"}}},
+    }
     return json.dumps(config, indent=2) + "\n"
 
 

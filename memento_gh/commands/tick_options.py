@@ -48,10 +48,24 @@ TICK_OPTIONS = (
     ),
     TickOption(
         "--agent-cmd",
-        "the agent's command line, with {prompt_file}, {task_id} and {repo} "
+        "the agent's command line, with {prompt_file}, {task_id}, {repo} and {model} "
         "(default: $MEMENTO_AGENT_CMD)",
         env="MEMENTO_AGENT_CMD",
         metavar="TEMPLATE",
+    ),
+    TickOption(
+        "--model",
+        "the model the agent runs on, passed as its --model; a task's `model:` and Meta "
+        "retry_model (for a failed task's retries) come first (default: $MEMENTO_MODEL, else "
+        "the agent's own default)",
+        env="MEMENTO_MODEL",
+    ),
+    TickOption(
+        "--agent-args",
+        "more arguments for the agent, after the preset's own, split as a shell would split "
+        "them, e.g. --agent-args='--max-turns 30' (default: $MEMENTO_AGENT_ARGS)",
+        env="MEMENTO_AGENT_ARGS",
+        metavar="ARGS",
     ),
     TickOption(
         "--worker-id",
@@ -75,10 +89,19 @@ TICK_OPTIONS = (
 )
 
 
+#: The options that choose and configure the agent: what ``memento plan`` takes too.
+AGENT_FLAGS = ("--agent", "--agent-cmd", "--model", "--agent-args")
+
+
 def add_tick_options(
-    parser: argparse.ArgumentParser, environ: Mapping[str, str] = os.environ
+    parser: argparse.ArgumentParser,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    only: tuple[str, ...] | None = None,
 ) -> None:
     for option in TICK_OPTIONS:
+        if only is not None and option.flag not in only:
+            continue
         if option.type is bool:
             parser.add_argument(option.flag, action="store_true", help=option.help)
         else:
@@ -100,5 +123,10 @@ def tick_words(args: argparse.Namespace) -> list[str]:
         value = getattr(args, option.dest)
         if value is None or value is False or value == option.default:
             continue
-        words += [option.flag] if value is True else [option.flag, str(value)]
+        if value is True:
+            words.append(option.flag)
+        elif str(value).startswith("-"):
+            words.append(f"{option.flag}={value}")  # else read as an option of its own
+        else:
+            words += [option.flag, str(value)]
     return words

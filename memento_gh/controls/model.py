@@ -12,9 +12,10 @@ from memento_gh.errors import UserError
 from memento_gh.formats import notes as notes_doc
 from memento_gh.plan import editor
 from memento_gh.plan.model import DONE, PENDING, RUNNING, SKIPPED, Plan
+from memento_gh.plan.schedule import review_gate
 
 MODES = {"pause": "paused", "resume": "auto", "stop": "stopped"}
-ACTIONS = (*MODES, "retry", "skip", "note", "learn")
+ACTIONS = (*MODES, "retry", "skip", "note", "learn", "approve", "reopen")
 NOTES_HEADER = "# HUMAN NOTES\n\n## Active Notes\n\n---\n\n## Archive\n"
 STATUS_HEADER = "# TICK STATUS LOG\n"
 SOURCE_TRAILER = "Memento-Source"
@@ -38,6 +39,14 @@ def plan_edits(plan: Plan, control: Control) -> list[editor.Edit]:
             # Resuming after the circuit breaker must not trip it again on the next tick.
             edits.append(editor.set_meta(plan, "consecutive_failed_ticks", "0"))
         return edits
+    if control.action == "approve":
+        gate = review_gate(plan)
+        if gate is None:
+            raise UserError(
+                "no phase is waiting for review: approve lets the phase after a finished "
+                "`<!-- review: true -->` phase start"
+            )
+        return [editor.approve_review(plan, gate)]
     task = editor.require_task(plan, control.task or "")
     if control.action == "retry":
         if task.marker in (DONE, RUNNING):
@@ -48,6 +57,15 @@ def plan_edits(plan: Plan, control: Control) -> list[editor.Edit]:
         return [
             editor.set_status(plan, task.id, PENDING),
             editor.set_field(plan, task.id, "retries", "0"),
+        ]
+    if control.action == "reopen":
+        # A check failed on the task's commit (ci-verify): run it again, as a failed
+        # attempt does, one retry used.
+        if task.marker != DONE:
+            return []
+        return [
+            editor.set_status(plan, task.id, PENDING),
+            editor.set_field(plan, task.id, "retries", str(task.retries + 1)),
         ]
     if control.action == "skip":
         if task.marker == SKIPPED:
@@ -64,6 +82,8 @@ def describe(control: Control) -> str:
         return f"{control.action}: tick_mode is now {MODES[control.action]}"
     if control.action == "note":
         return f"note for {control.task or notes_doc.GLOBAL} added"
+    if control.action == "approve":
+        return "approve: the review gate is open, the next phase may start"
     if control.action == "learn":
         kind, _, rest = control.text.partition(" ")
         return f"{kind} learned: {rest.partition(':')[0].strip()}"

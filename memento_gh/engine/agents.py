@@ -1,4 +1,5 @@
-"""The coding agents a tick can run: their command lines, their environment, their cost reports.
+"""The coding agents a tick can run: their command lines and their environment (their cost
+reports: ``cost_reports.py``).
 
 Every preset runs the agent non-interactively in the repository root, lets it edit files
 without asking, and keeps it from committing where the agent has a switch for that (the tick
@@ -6,9 +7,13 @@ checks HEAD afterwards anyway). The prompt always arrives as a file: on stdin, a
 ``--message-file`` where the agent has one; it is never a (size-limited) argv item.
 
 ``command`` runs any command line, given as a template with the placeholders
-``{prompt_file}``, ``{task_id}`` and ``{repo}``. The template is split like a POSIX shell
-would split it *first*, and the placeholders are filled into the resulting argv items after, so
-a value with spaces, quotes or ``;`` stays one argument. No shell is involved.
+``{prompt_file}``, ``{task_id}``, ``{repo}`` and ``{model}`` (empty when none is chosen),
+and ``{proposal_file}`` (the file an architect writes its plan into: ``memento plan``). The
+template is split like a POSIX shell would split it *first*, and the placeholders are filled
+into the resulting argv items after, so a value with spaces, quotes or ``;`` stays one
+argument. No shell is involved.
+
+The checks of an agent's configuration, before a tick claims anything, are ``agent_check``'s.
 """
 
 from __future__ import annotations
@@ -16,17 +21,22 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, NamedTuple
 
 from memento_gh import credentials, files
+from memento_gh.engine import cost_reports
+from memento_gh.engine.cost_reports import parse_cost
 from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import AgentResult
 from memento_gh.errors import UserError
 from memento_gh.plan.model import Task
+from memento_gh.plan.spend import format_usd
 
-COMMAND = "command"
+#: The agent that runs the user's own command line (its cost report is any known format).
+COMMAND = cost_reports.COMMAND
 
 #: The short instruction given on argv to agents that take the task on stdin.
 INSTRUCTION = (
@@ -34,8 +44,11 @@ INSTRUCTION = (
     "or ask questions. Your change is checked and committed for you."
 )
 
+#: The variable that names the chosen model to the agent (and to ``memento tick``).
+MODEL_VARIABLE = "MEMENTO_MODEL"
+
 #: ``{name}`` placeholders of a command template.
-PLACEHOLDER = re.compile(r"\{(prompt_file|task_id|repo)\}")
+PLACEHOLDER = re.compile(r"\{(prompt_file|task_id|repo|model|proposal_file)\}")
 
 
 class AgentRun(NamedTuple):
@@ -49,6 +62,14 @@ class AgentRun(NamedTuple):
     timeout: float | None
     #: memento's own files, as ``context_files`` patterns: kept out of aider's sight.
     protected: tuple[str, ...] = ()
+    #: The model chosen for this run (``--model``, the task's ``model:``...), if any.
+    model: str | None = None
+    #: The user's own arguments for the agent's command line (``--agent-args``).
+    extra: tuple[str, ...] = ()
+    #: The architect's proposal file (``memento plan``); None for a tick's worker.
+    proposal_file: Path | None = None
+    #: What is left of the day's and the task's budget in USD, for an agent that takes a cap.
+    budget_usd: Decimal | None = None
 
     def beside_prompt(self, name: str) -> Path:
         return self.prompt_file.with_name(f"{self.prompt_file.stem}.{name}")
@@ -57,7 +78,9 @@ class AgentRun(NamedTuple):
 def _claude(run: AgentRun) -> list[str]:
     # Bash is allowed, so that it runs the verify; the git rules deny what commits (a deny
     # wins over an allow). The rules are separate argv items: --disallowedTools takes several
-    # values, so nothing positional may follow it.
+    # values, so nothing positional may follow it. --max-budget-usd stops one run from going
+    # through the rest of the day's or the task's budget.
+    cap = [] if run.budget_usd is None else ["--max-budget-usd", format_usd(run.budget_usd)]
     return [
         "claude",
         "-p",
@@ -66,6 +89,7 @@ def _claude(run: AgentRun) -> list[str]:
         "json",
         "--permission-mode",
         "acceptEdits",
+        *cap,
         "--allowedTools",
         "Bash",
         "--disallowedTools",
@@ -184,21 +208,10 @@ def prepare_run(agent: str, run: AgentRun) -> list[Path]:
 
 
 def _openclaw(run: AgentRun) -> list[str]:
-    # The agent id "memento" must exist with the repository as its workspace:
-    #   openclaw agents add memento --workspace <repo> --non-interactive
-    # A session per task run keeps one run's history out of the next.
-    argv = [
-        "openclaw",
-        "agent",
-        "--local",
-        "--agent",
-        "memento",
-        "--session-id",
-        _session_id(run),
-        "--message-file",
-        str(run.prompt_file),
-        "--json",
-    ]
+    # One isolated headless turn: no agent to add first, a temporary state folder of its
+    # own, the repository as workspace and the tools' working directory. Its provider and
+    # default model are the user's config (~/.openclaw/openclaw.json or $OPENCLAW_CONFIG_PATH).
+    argv = ["openclaw", "agent", "exec", "--message-file", "-", "--cwd", str(run.repo), "--json"]
     if run.timeout is not None:
         argv += ["--timeout", str(max(1, math.ceil(run.timeout)))]
     return argv
@@ -221,120 +234,6 @@ PRESETS: Mapping[str, Callable[[AgentRun], list[str]]] = {
 KNOWN_AGENTS = tuple(sorted([*PRESETS, COMMAND]))
 
 
-class AgentConfigError(UserError):
-    """The agent cannot run as configured: no tick claims a task for it (a tick that claimed
-    one would fail, and the task would lose a retry to the next tick's recovery)."""
-
-
-class AgentOptions(NamedTuple):
-    """How the user sets the agent, for the messages that name the fix: the command line's
-    options, or the GitHub Action's inputs."""
-
-    command_agent: str = "--agent command"
-    template: str = "--agent-cmd"
-    how_to_set_template: str = (
-        "pass --agent-cmd 'your-agent {prompt_file}' (or set MEMENTO_AGENT_CMD)"
-    )
-    how_to_name: str = ""
-
-
-ACTION_OPTIONS = AgentOptions(
-    command_agent="the agent `command`",
-    template="the action's `agent-command` input",
-    how_to_set_template="set the action's `agent-command` input to your agent's command line",
-    how_to_name="; set the action's `agent` input to one of them",
-)
-
-
-def check_agent(
-    agent: str,
-    template: str | None,
-    *,
-    repo: Path,
-    environ: Mapping[str, str],
-    options: AgentOptions = AgentOptions(),  # noqa: B008 (a NamedTuple, immutable)
-    find_program: bool = True,
-) -> None:
-    """Refuse (``AgentConfigError``) an agent that cannot run: an unknown name, the command
-    agent without a readable command line, or (``find_program``) a program that is not on
-    ``environ``'s PATH, or not at the path the command line gives (relative to ``repo``, where
-    the agent runs)."""
-    name = agent.strip().lower()
-    if name == COMMAND:
-        program = _template_program(template, repo, options)
-        what = "the agent command line"
-        fix = f"install it, or give its full path in {options.template}"
-    elif name in PRESETS:
-        program = name  # every preset's program is named as the agent is
-        what = f"the agent {name}"
-        fix = "install it (see its documentation), or put the folder that holds it on PATH"
-    else:
-        import difflib
-
-        close = difflib.get_close_matches(name, KNOWN_AGENTS, n=1)
-        guess = f" (did you mean {close[0]}?)" if close else ""
-        raise AgentConfigError(
-            f"unknown agent {agent!r}{guess}; known agents: {', '.join(KNOWN_AGENTS)}"
-            + options.how_to_name
-        )
-    if find_program and program is not None:
-        _find_program(program, what, fix, repo, environ, options)
-
-
-def _template_program(template: str | None, repo: Path, options: AgentOptions) -> str | None:
-    """The program the command line runs; None when a placeholder only a tick fills names it."""
-    try:
-        items = shlex.split(template or "")
-    except ValueError as error:
-        raise AgentConfigError(
-            f"the agent command line cannot be read ({error}): {template}"
-        ) from None
-    if not items:
-        raise AgentConfigError(
-            f"{options.command_agent} runs the command line of {options.template}, and none "
-            f"is set; {options.how_to_set_template}"
-        )
-    program = items[0].replace("{repo}", str(repo))
-    return None if PLACEHOLDER.search(program) else program
-
-
-def _find_program(
-    program: str,
-    what: str,
-    fix: str,
-    repo: Path,
-    environ: Mapping[str, str],
-    options: AgentOptions,
-) -> None:
-    import os
-    import shutil
-
-    if "/" not in program:
-        # The agent starts with this environment, so its PATH is the one searched.
-        if shutil.which(program, path=environ.get("PATH", os.defpath)) is None:
-            raise AgentConfigError(f"{what} runs `{program}`, which is not on PATH; {fix}")
-        return
-    path = Path(program) if Path(program).is_absolute() else repo.resolve() / program
-    if not path.is_file():
-        raise AgentConfigError(
-            f"{what} runs {program}, which is not at {path}; correct the path in {options.template}"
-        )
-    if not os.access(path, os.X_OK):
-        raise AgentConfigError(
-            f"{what} runs {program}, which is not executable; make it so: chmod +x {path}"
-        )
-
-
-def choose_agent(agent: str | None, agent_cmd: str | None, how_to_choose: str) -> str:
-    """The agent a tick runs: ``agent``, else ``command`` when a command line is given.
-    Neither is a UserError that ends with ``how_to_choose`` (options, or an action's inputs)."""
-    if agent:
-        return agent
-    if agent_cmd:
-        return COMMAND
-    raise UserError(f"no agent chosen; {how_to_choose}")
-
-
 def agent_argv(
     agent: str,
     template: str | None,
@@ -344,16 +243,30 @@ def agent_argv(
     repo: Path,
     timeout: float | None = None,
     protected: tuple[str, ...] = (),
+    model: str | None = None,
+    extra: Sequence[str] = (),
+    proposal_file: Path | None = None,
+    budget_usd: Decimal | None = None,
 ) -> list[str]:
-    """The command line for ``agent``; ``template`` is used by the ``command`` agent only."""
-    run = AgentRun(prompt_file, task, repo, timeout, protected)
+    """The command line for ``agent``; ``template`` is used by the ``command`` agent only.
+    ``model`` becomes the preset's ``--model``, ``extra`` arguments follow the preset's own;
+    ``budget_usd`` caps the run where the agent takes a cap (claude)."""
+    run = AgentRun(
+        prompt_file, task, repo, timeout, protected, model, tuple(extra), proposal_file, budget_usd
+    )
     name = agent.strip().lower()
     if name == COMMAND:
-        return command_argv(template, run)
+        return [*command_argv(template, run), *run.extra]
     preset = PRESETS.get(name)
     if preset is None:
         raise UserError(f"unknown agent {agent!r}; known agents: {', '.join(KNOWN_AGENTS)}")
-    return preset(run)
+    argv = preset(run)
+    # Before what must stay last: claude's --disallowedTools takes every value after it,
+    # codex's "-" (the prompt from stdin) is positional.
+    tail = {"claude": "--disallowedTools", "codex": "-"}.get(name)
+    at = argv.index(tail) if tail in argv else len(argv)
+    options = [*(["--model", run.model] if run.model else []), *run.extra]
+    return [*argv[:at], *options, *argv[at:]]
 
 
 def command_argv(template: str | None, run: AgentRun) -> list[str]:
@@ -365,7 +278,13 @@ def command_argv(template: str | None, run: AgentRun) -> list[str]:
         items = shlex.split(template)
     except ValueError as error:
         raise UserError(f"the agent command line cannot be read ({error}): {template}") from error
-    values = {"prompt_file": str(run.prompt_file), "task_id": run.task.id, "repo": str(run.repo)}
+    values = {
+        "prompt_file": str(run.prompt_file),
+        "task_id": run.task.id,
+        "repo": str(run.repo),
+        "model": run.model or "",
+        "proposal_file": str(run.proposal_file or ""),
+    }
     # One pass per item: a value that itself contains "{repo}" is not filled again.
     return [PLACEHOLDER.sub(lambda found: values[found.group(1)], item) for item in items]
 
@@ -379,12 +298,6 @@ def aider_files(task: Task) -> list[str]:
     ]
 
 
-def _session_id(run: AgentRun) -> str:
-    stem = re.sub(r"[^A-Za-z0-9-]+", "-", run.prompt_file.stem).strip("-")
-    task = re.sub(r"[^A-Za-z0-9-]+", "-", run.task.id)
-    return f"memento-{task}-{stem}" if stem else f"memento-{task}"
-
-
 # --- environment -------------------------------------------------------------------------
 
 #: Git settings passed through the environment (an ``http.extraheader`` with a token, say):
@@ -393,8 +306,9 @@ GIT_SETTINGS_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 GIT_SETTINGS_NAMES = frozenset({"GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS"})
 
 
-def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without push credentials, and with git unable to find any.
+def agent_env(environ: Mapping[str, str], identity: Sequence[str] = ()) -> dict[str, str]:
+    """``environ`` without push credentials, and with git unable to find any; ``identity``
+    (``key=value`` settings, memento's own for its commits) is the agent's git identity.
 
     Agent API keys (ANTHROPIC_API_KEY, OPENAI_API_KEY, CODEX_API_KEY, GEMINI_API_KEY, ...)
     pass; GitHub tokens, the Actions runtime, action inputs, askpass programs, the ssh agent
@@ -411,6 +325,7 @@ def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
     servers = {"https://github.com", environ.get("GITHUB_SERVER_URL", "https://github.com")}
     overrides = [("credential.helper", ""), ("http.extraheader", "")]
     overrides += [(f"http.{server.rstrip('/')}/.extraheader", "") for server in sorted(servers)]
+    overrides += _identity_overrides(identity, environ)
     env["GIT_CONFIG_COUNT"] = str(len(overrides))
     for index, (key, value) in enumerate(overrides):
         env[f"GIT_CONFIG_KEY_{index}"] = key
@@ -419,6 +334,24 @@ def agent_env(environ: Mapping[str, str]) -> dict[str, str]:
     env["GIT_ASKPASS"] = ""  # set but empty: git then ignores core.askPass and SSH_ASKPASS too
     env["GCM_INTERACTIVE"] = "never"
     return env
+
+
+def writes_identity(agent: str) -> bool:
+    """Whether ``agent`` asks git for ``user.name`` and, finding none, writes one into
+    ``.git/config`` (aider: "Your Name"), unless given one (``agent_env``'s ``identity``)."""
+    return agent.strip().lower() == "aider"
+
+
+def _identity_overrides(
+    identity: Sequence[str], environ: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    # An agent that asks git for user.name and finds none may write one into .git/config
+    # (aider: "Your Name", when only GIT_AUTHOR_* names the author, as under cron).
+    pairs = [setting.partition("=") for setting in identity]
+    found = [(key, value) for key, _, value in pairs if key.startswith("user.")]
+    if identity and "EMAIL" in environ and not any(key == "user.email" for key, _ in found):
+        found.append(("user.email", environ["EMAIL"]))  # git's own last resort for it
+    return found
 
 
 # --- running -----------------------------------------------------------------------------
@@ -434,24 +367,35 @@ def run_agent(
     prompt_file: Path,
     agent: str | None = None,
     grace: float = DEFAULT_GRACE,
+    identity: Sequence[str] = (),
+    model: str | None = None,
 ) -> AgentResult:
     """Run the agent in ``repo`` with the prompt on stdin, and read its cost report.
 
     ``env`` is scrubbed with :func:`agent_env` here too, so no caller can forget it.
     ``agent`` names the output format and the preset's variables (``PRESET_ENV``); by
-    default it is guessed from ``argv[0]``.
+    default it is guessed from ``argv[0]``; ``identity`` is its git identity (``agent_env``).
+    ``model``, the model chosen for the run, is ``MEMENTO_MODEL`` in its environment and
+    ``model`` in its cost report.
     """
     name = agent if agent is not None else _agent_of(argv)
+    child = {**PRESET_ENV.get(name.strip().lower(), {}), **agent_env(env, identity)}
+    child.pop(MODEL_VARIABLE, None)
+    if model:
+        child[MODEL_VARIABLE] = model
     process = run_in_group(
         list(argv),
         cwd=repo,
-        env={**PRESET_ENV.get(name.strip().lower(), {}), **agent_env(env)},
+        env=child,
         timeout=timeout,
         log=log,
         stdin=prompt_file,
         grace=grace,
     )
-    return AgentResult(process, parse_cost(name, process.output))
+    cost = parse_cost(name, process.output)
+    if model:
+        cost = {**(cost or cost_reports.blank_report(name.strip().lower())), "model": model}
+    return AgentResult(process, cost)
 
 
 #: The most characters of the agent's last words a status entry shows.
@@ -479,8 +423,13 @@ def failure_of(result: AgentResult) -> str | None:
 def last_words(output: str) -> str | None:
     """The agent's last line that says something: blank lines, rules and colour codes
     skipped; from a JSON result line (``--output-format json``), its ``result`` or
-    ``error`` text."""
-    for raw in reversed(_ESCAPES.sub("", output).splitlines()):
+    ``error`` text, also from one printed over several lines (openclaw's envelope)."""
+    text = _ESCAPES.sub("", output)
+    lines = text.splitlines()
+    if text.rstrip().endswith("}"):  # a JSON report last, perhaps over several lines
+        said = _json_message(cost_reports.last_json(text, lambda found: True))
+        lines = [said] if said else lines
+    for raw in reversed(lines):
         line = raw.strip()
         if line.startswith("{"):
             line = _json_text(line) or ""
@@ -498,6 +447,10 @@ def _json_text(line: str) -> str | None:
         found = json.loads(line)
     except ValueError:
         return line  # not JSON after all: the line itself
+    return _json_message(found)
+
+
+def _json_message(found: object) -> str | None:
     if not isinstance(found, dict):
         return None
     for key in ("result", "error", "message"):
@@ -512,265 +465,3 @@ def _json_text(line: str) -> str | None:
 def _agent_of(argv: Sequence[str]) -> str:
     program = Path(argv[0]).name if argv else ""
     return program if program in PRESETS else COMMAND
-
-
-# --- cost reports ------------------------------------------------------------------------
-
-COST_KEYS = (
-    "agent",
-    "cost_usd",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "turns",
-    "duration_ms",
-    "status",
-)
-
-
-def parse_cost(agent: str, output: str) -> dict[str, Any] | None:
-    """The run's cost and token counts from the agent's own report, or None without one.
-
-    The dict has every key of ``COST_KEYS`` (None where the agent does not report it);
-    ``agent`` names the format that was read. Codex, Gemini and OpenClaw report tokens but
-    no price. For ``command`` every known format is tried.
-    """
-    name = agent.strip().lower()
-    readers = list(_READERS.values()) if name == COMMAND else [_READERS.get(name)]
-    for reader in readers:
-        found = reader(output) if reader is not None else None
-        if found is not None:
-            return found
-    return None
-
-
-def _cost(agent: str, **values: Any) -> dict[str, Any]:
-    report: dict[str, Any] = dict.fromkeys(COST_KEYS)
-    report.update(values, agent=agent)
-    return report
-
-
-def _claude_cost(output: str) -> dict[str, Any] | None:
-    result = _last_json(output, lambda found: "total_cost_usd" in found or "cost_usd" in found)
-    if result is None:
-        return None
-    usage = _dict(result.get("usage"))
-    return _cost(
-        "claude",
-        cost_usd=_number(result.get("total_cost_usd", result.get("cost_usd"))),
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
-        cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
-        cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
-        turns=_int(result.get("num_turns")),
-        duration_ms=_int(result.get("duration_ms")),
-        status=_text(result.get("subtype")),
-    )
-
-
-def _codex_cost(output: str) -> dict[str, Any] | None:
-    totals = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
-    turns = 0
-    status = "completed"
-    for event in _json_lines(output):
-        kind = event.get("type")
-        if kind == "turn.completed":
-            turns += 1
-            usage = _dict(event.get("usage"))
-            for key in totals:
-                totals[key] += _int(usage.get(key)) or 0
-        elif kind == "turn.failed":
-            status = "failed"
-    if not turns:
-        return None
-    return _cost(
-        "codex",
-        input_tokens=totals["input_tokens"],
-        output_tokens=totals["output_tokens"],
-        cache_read_tokens=totals["cached_input_tokens"],
-        turns=turns,
-        status=status,
-    )
-
-
-_AIDER_AMOUNT = r"[\d.,]+[kKmM]?"
-_AIDER_USAGE = re.compile(
-    rf"Tokens: (?P<sent>{_AIDER_AMOUNT}) sent"
-    rf"(?:, (?P<write>{_AIDER_AMOUNT}) cache write)?"
-    rf"(?:, (?P<hit>{_AIDER_AMOUNT}) cache hit)?"
-    rf", (?P<received>{_AIDER_AMOUNT}) received\."
-    r"(?:\s*Cost: \$(?P<message>[\d.]+) message, \$(?P<session>[\d.]+) session\.)?"
-)
-
-
-def _aider_cost(output: str) -> dict[str, Any] | None:
-    # One report per model reply: token counts are per message (summed here), the session
-    # cost is cumulative (the last one wins). Counts like "2.3k" are aider's rounding.
-    if "Tokens: " not in output:  # every report starts so; the pattern is compiled on demand
-        return None
-    sent = received = hit = write = 0
-    session: float | None = None
-    replies = 0
-    for found in _AIDER_USAGE.finditer(output):
-        replies += 1
-        sent += _aider_count(found["sent"])
-        received += _aider_count(found["received"])
-        hit += _aider_count(found["hit"])
-        write += _aider_count(found["write"])
-        if found["session"] is not None:
-            session = float(found["session"])
-    if not replies:
-        return None
-    return _cost(
-        "aider",
-        cost_usd=session,
-        input_tokens=sent,
-        output_tokens=received,
-        cache_read_tokens=hit,
-        cache_write_tokens=write,
-        turns=replies,
-    )
-
-
-def _aider_count(text: str | None) -> int:
-    if not text:
-        return 0
-    text = text.replace(",", "")
-    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1].lower(), 1)
-    number = text[:-1] if scale > 1 else text
-    try:
-        return round(float(number) * scale)
-    except ValueError:
-        return 0
-
-
-def _gemini_cost(output: str) -> dict[str, Any] | None:
-    found = _last_json(output, lambda value: isinstance(value.get("stats"), dict))
-    if found is None:
-        return None
-    stats = _dict(found.get("stats"))
-    status = "error" if found.get("error") else _text(found.get("status"))
-    if "input_tokens" in stats or "total_tokens" in stats:  # stream-json's result event
-        return _cost(
-            "gemini",
-            input_tokens=_int(stats.get("input_tokens")),
-            output_tokens=_int(stats.get("output_tokens")),
-            cache_read_tokens=_int(stats.get("cached")),
-            duration_ms=_int(stats.get("duration_ms")),
-            status=status,
-        )
-    models = [_dict(model) for model in _dict(stats.get("models")).values()]
-    if not models:
-        return None
-    tokens = [_dict(model.get("tokens")) for model in models]
-    requests = sum(_int(_dict(model.get("api")).get("totalRequests")) or 0 for model in models)
-    return _cost(
-        "gemini",
-        input_tokens=sum(_int(count.get("prompt", count.get("input"))) or 0 for count in tokens),
-        # thinking tokens are billed as output
-        output_tokens=sum(
-            (_int(count.get("candidates")) or 0) + (_int(count.get("thoughts")) or 0)
-            for count in tokens
-        ),
-        cache_read_tokens=sum(_int(count.get("cached")) or 0 for count in tokens),
-        turns=requests or None,
-        status=status,
-    )
-
-
-def _openclaw_cost(output: str) -> dict[str, Any] | None:
-    found = _last_json(output, lambda value: _find_key(value, "agentMeta") is not None)
-    if found is None:
-        return None
-    meta = _dict(_find_key(found, "meta"))
-    usage = _dict(_dict(meta.get("agentMeta")).get("usage"))
-    return _cost(
-        "openclaw",
-        input_tokens=_int(usage.get("input")),
-        output_tokens=_int(usage.get("output")),
-        cache_read_tokens=_int(usage.get("cacheRead")),
-        cache_write_tokens=_int(usage.get("cacheWrite")),
-        duration_ms=_int(meta.get("durationMs")),
-        status=_text(_dict(meta.get("error")).get("kind")) or _text(meta.get("stopReason")),
-    )
-
-
-_READERS: Mapping[str, Callable[[str], dict[str, Any] | None]] = {
-    "claude": _claude_cost,
-    "codex": _codex_cost,
-    "gemini": _gemini_cost,
-    "openclaw": _openclaw_cost,
-    "aider": _aider_cost,
-}
-
-
-def _last_json(output: str, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
-    """The last JSON object in ``output`` that starts a line and satisfies ``wanted``.
-
-    Reports are one object per line (JSON lines) or one pretty-printed object; other
-    output (stderr is merged in) may surround them.
-    """
-    starts = [match.start() for match in re.finditer(r"(?m)^\{", output)]
-    if not starts:
-        return None
-    import json  # only output that holds JSON pays for the import
-
-    decoder = json.JSONDecoder()
-    for start in reversed(starts):
-        try:
-            value, _ = decoder.raw_decode(output, start)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and wanted(value):
-            return value
-    return None
-
-
-def _json_lines(output: str) -> Iterator[dict[str, Any]]:
-    if "{" not in output:
-        return
-    import json  # only output that holds JSON pays for the import
-
-    for raw in output.splitlines():
-        line = raw.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            yield value
-
-
-def _find_key(value: Any, key: str) -> Any:
-    """The value of the first ``key`` found in nested dicts (breadth first), or None."""
-    queue = [value]
-    while queue:
-        current = queue.pop(0)
-        if isinstance(current, dict):
-            if key in current:
-                return current[key]
-            queue.extend(item for item in current.values() if isinstance(item, dict))
-    return None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return int(value)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)

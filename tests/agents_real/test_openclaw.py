@@ -4,13 +4,17 @@ it) against the scripted Anthropic API, named as a provider in its config file."
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memento_gh.engine.agents import agent_argv
+from memento_gh.plan.scanner import parse
 from testing.model_server import Call, Fail, ModelServer, Say
+from testing.plans import phase_block, plan_text, task_block
 from testing.real_agents import executable, openclaw, run
 from tests.agents_real.conftest import TASK, VERIFY, git, sent
 
@@ -37,17 +41,20 @@ def help_text(*command: str) -> str:
 
 
 @pytest.mark.timeout(120)
-def test_openclaw_agent_has_the_flags_the_preset_uses() -> None:
-    agent = help_text("agent")
-    for flag in ("--local", "--agent <id>", "--session-id <id>", "--message-file <path>"):
-        assert flag in agent
-    for flag in ("--json", "--timeout <seconds>", "--model <id>", "--thinking <level>"):
-        assert flag in agent
-    # The one-shot command: no agent to add first, the repository as its working directory.
+def test_openclaw_agent_exec_has_every_flag_the_preset_passes(tmp_path: Path) -> None:
+    task = parse(plan_text([phase_block(1, "Core", [task_block("T-101")])])).tasks[0]
+    argv = agent_argv(
+        "openclaw", None, prompt_file=tmp_path / "p.md", task=task, repo=tmp_path, timeout=60
+    )
+    assert argv[:3] == ["openclaw", "agent", "exec"]
     one_shot = help_text("agent", "exec")
-    for flag in ("--message-file <path>", "--cwd <dir>", "--model <provider/model>"):
-        assert flag in one_shot
-    for flag in ("--config <path>", "--isolated", "--auth-env-only", "--json"):
+    assert "Run one isolated headless embedded agent turn" in one_shot
+    flags = [item for item in argv if item.startswith("--")]
+    assert flags  # the preset's own: --message-file, --cwd, --json, --timeout
+    for flag in flags:
+        assert re.search(rf"^\s+{re.escape(flag)}\b", one_shot, re.MULTILINE), flag
+    # What a user may add, and the model the preset names as --model <provider/model>.
+    for flag in ("--model <provider/model>", "--config <path>", "--isolated", "--thinking"):
         assert flag in one_shot
 
 

@@ -16,6 +16,10 @@ EVERY_OPTION = [
     "claude",
     "--agent-cmd",
     "my-agent {prompt_file}",
+    "--model",
+    "claude-opus-4-8",
+    # A value that starts with "-" is joined to its option, or it would read as one.
+    "--agent-args=--max-turns 3",
     "--worker-id",
     "box-1",
     "--max-tasks",
@@ -33,7 +37,7 @@ def parsed(words: list[str], environ: dict[str, str] | None = None) -> argparse.
 
 
 def test_the_options_given_come_back_as_the_same_words() -> None:
-    assert [word for word in EVERY_OPTION if word.startswith("--")] == [
+    assert [word.split("=")[0] for word in EVERY_OPTION if word.startswith("--")] == [
         option.flag for option in TICK_OPTIONS
     ]
     assert tick_words(parsed(EVERY_OPTION)) == EVERY_OPTION

@@ -14,17 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from memento_gh.engine.agent_check import choose_agent
 from memento_gh.engine.agents import (
-    COST_KEYS,
     KNOWN_AGENTS,
     AgentRun,
     agent_argv,
     agent_env,
-    choose_agent,
-    parse_cost,
     prepare_run,
     run_agent,
 )
+from memento_gh.engine.cost_reports import COST_KEYS, parse_cost
 from memento_gh.errors import UserError
 from memento_gh.plan.model import Task
 from memento_gh.plan.scanner import parse
@@ -164,17 +163,46 @@ def test_gemini_runs_headless_in_any_folder_with_a_policy_and_reports_json(
     assert not any("yolo" in item for item in argv)
 
 
-def test_openclaw_runs_one_local_turn_from_the_message_file_within_the_timeout(
+def test_openclaw_runs_one_headless_turn_in_the_repository_from_stdin_within_the_timeout(
     long_prompt: Path, task: Task, tmp_path: Path
 ) -> None:
     argv = preset("openclaw", long_prompt, task, tmp_path)
 
-    assert argv[:3] == ["openclaw", "agent", "--local"]
-    assert follows(argv, "--message-file", str(long_prompt))
-    assert follows(argv, "--agent", "memento")
-    assert follows(argv, "--session-id", "memento-T-101-prompt")
+    # `agent exec`: no agent to add first; the prompt comes on stdin, never on argv.
+    assert argv[:3] == ["openclaw", "agent", "exec"]
+    assert follows(argv, "--message-file", "-")
+    assert follows(argv, "--cwd", str(tmp_path))
     assert follows(argv, "--timeout", "1800")
     assert "--json" in argv
+    assert "--agent" not in argv and "--local" not in argv
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_each_preset_takes_the_model_and_the_users_arguments_where_its_cli_reads_them(
+    long_prompt: Path, task: Task, tmp_path: Path, name: str
+) -> None:
+    flag = "--model"  # every CLI's name for it
+    plain = preset(name, long_prompt, task, tmp_path)
+    argv = agent_argv(
+        name,
+        None,
+        prompt_file=long_prompt,
+        task=task,
+        repo=tmp_path,
+        timeout=1800,
+        model="m-1",
+        extra=["--max-turns", "3"],
+    )
+
+    assert "m-1" not in plain
+    at = argv.index(flag)
+    assert argv[at : at + 4] == [flag, "m-1", "--max-turns", "3"]
+    assert [item for item in argv if item not in (flag, "m-1", "--max-turns", "3")] == plain
+    if name == "claude":  # --disallowedTools takes every value after it: it stays last
+        assert argv.index("--disallowedTools") > at
+        assert argv[-3:] == ["Bash(git commit *)", "Bash(git push *)", "AskUserQuestion"]
+    if name == "codex":  # "-": the prompt on stdin, positional, last
+        assert argv[-1] == "-"
 
 
 def test_agent_names_are_case_blind(long_prompt: Path, task: Task, tmp_path: Path) -> None:
@@ -364,6 +392,46 @@ def test_agent_env_is_stable_when_applied_twice() -> None:
     once = agent_env({**SECRETS, **KEPT})
 
     assert agent_env(once) == once
+
+
+@pytest.mark.parametrize(
+    ("identity", "email_variable", "expected"),
+    [
+        (("user.name=Ada", "user.email=ada@example.com"), None, ("Ada", "ada@example.com")),
+        # git's EMAIL is its last resort for the address; memento's fallback then names none.
+        (("user.name=memento",), "cron@example.com", ("memento", "cron@example.com")),
+    ],
+)
+@pytest.mark.timeout(30)
+def test_git_inside_the_agent_names_mementos_identity(
+    tmp_path: Path,
+    identity: tuple[str, ...],
+    email_variable: str | None,
+    expected: tuple[str, str],
+) -> None:
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))  # a repository whose config names nobody
+    plain = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
+    plain.update(HOME=str(tmp_path), GIT_CONFIG_NOSYSTEM="1", XDG_CONFIG_HOME=str(tmp_path))
+    plain.pop("EMAIL", None)
+    if email_variable:
+        plain["EMAIL"] = email_variable
+    env = agent_env(plain, identity)
+
+    def setting(key: str) -> str:
+        found = subprocess.run(
+            ["git", "config", "--get", key],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=20,
+        )
+        return found.stdout.strip()
+
+    assert (setting("user.name"), setting("user.email")) == expected
+    assert agent_env(env, identity) == env
 
 
 def test_a_real_agent_process_sees_no_token(tmp_path: Path) -> None:
@@ -622,6 +690,31 @@ OPENCLAW_LOCAL = json.dumps(
     indent=2,
 )
 
+#: ``openclaw agent exec --json``'s envelope, as 2026.9.6 printed it after a run of 3 turns.
+OPENCLAW_EXEC = json.dumps(
+    {
+        "ok": True,
+        "status": "ok",
+        "final": "Done: src/a.py is written.",
+        "payloads": [{"text": "Done: src/a.py is written.", "mediaUrl": None}],
+        "usage": {
+            "input": 3200,
+            "output": 180,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "total": 3380,
+            "cost": {"total": 0.0123},
+        },
+        "costUsd": 0.0123,
+        "assistantTurns": 3,
+        "toolSummary": {"calls": 2, "tools": ["write", "exec"], "failures": 0},
+        "model": "claude-sonnet-4-6",
+        "provider": "scripted",
+        "sessionId": "81c01f39-be1d-4ed9-a53d-6460e26963db",
+    },
+    indent=2,
+)
+
 
 def report(**values: object) -> dict[str, object]:
     return {**dict.fromkeys(COST_KEYS), **values}
@@ -636,7 +729,7 @@ def report(**values: object) -> dict[str, object]:
             report(
                 agent="claude",
                 cost_usd=0.1873,
-                input_tokens=23,
+                input_tokens=23 + 88123 + 12044,  # every input token, cached or not
                 output_tokens=2210,
                 cache_read_tokens=88123,
                 cache_write_tokens=12044,
@@ -655,7 +748,7 @@ def report(**values: object) -> dict[str, object]:
             report(
                 agent="claude",
                 cost_usd=0.1873,
-                input_tokens=23,
+                input_tokens=23 + 88123 + 12044,  # every input token, cached or not
                 output_tokens=2210,
                 cache_read_tokens=88123,
                 cache_write_tokens=12044,
@@ -735,7 +828,7 @@ def report(**values: object) -> dict[str, object]:
             OPENCLAW_LOCAL + "\n",
             report(
                 agent="openclaw",
-                input_tokens=1500,
+                input_tokens=1500 + 9000 + 200,
                 output_tokens=300,
                 cache_read_tokens=9000,
                 cache_write_tokens=200,
@@ -751,7 +844,7 @@ def report(**values: object) -> dict[str, object]:
             ),
             report(
                 agent="openclaw",
-                input_tokens=1500,
+                input_tokens=1500 + 9000 + 200,
                 output_tokens=300,
                 cache_read_tokens=9000,
                 cache_write_tokens=200,
@@ -759,6 +852,22 @@ def report(**values: object) -> dict[str, object]:
                 status="completed",
             ),
             id="openclaw-gateway",
+        ),
+        pytest.param(
+            "openclaw",
+            "[session-sqlite] slow SQLite reclamation\n" + OPENCLAW_EXEC + "\n",
+            report(
+                agent="openclaw",
+                model="scripted/claude-sonnet-4-6",
+                cost_usd=0.0123,
+                input_tokens=3200,
+                output_tokens=180,
+                cache_read_tokens=0,
+                cache_write_tokens=0,
+                turns=3,
+                status="ok",
+            ),
+            id="openclaw-exec",
         ),
     ],
 )
@@ -879,3 +988,52 @@ def test_the_fake_agent_can_commit_which_moves_head(tmp_path: Path) -> None:
     assert result.process.exit_code == 0
     assert git(repo, "rev-parse", "HEAD").strip() != before
     assert git(repo, "log", "-1", "--format=%s").strip() == "sneaky"
+
+
+# A report in the form the real CLI printed it against the scripted model server
+# (testing/AGENT_FINDINGS.md): claude's ``usage`` counts the main loop only, its
+# ``modelUsage`` every call, which is what ``total_cost_usd`` prices.
+CLAUDE_WITH_A_SIDE_CALL = json.dumps(
+    {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "duration_ms": 9000,
+        "num_turns": 3,
+        "result": "Done: hello.txt is written and the verify passed.",
+        "total_cost_usd": 0.02465,
+        "usage": {
+            "input_tokens": 3200,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 180,
+        },
+        "modelUsage": {
+            "claude-opus-4-8[1m]": {
+                "inputTokens": 3200,
+                "outputTokens": 180,
+                "cacheReadInputTokens": 400,
+                "cacheCreationInputTokens": 100,
+                "costUSD": 0.0245,
+            },
+            "claude-haiku-4-5": {
+                "inputTokens": 10,
+                "outputTokens": 5,
+                "cacheReadInputTokens": 0,
+                "cacheCreationInputTokens": 0,
+                "costUSD": 0.00015,
+            },
+        },
+    }
+)
+
+
+def test_claudes_tokens_count_every_call_its_cost_prices() -> None:
+    found = parse_cost("claude", CLAUDE_WITH_A_SIDE_CALL + "\n")
+
+    assert found is not None
+    # Tokens in are every input token the model read, cached or not (as codex, gemini and
+    # aider count them); the cache columns say how many of them came from the cache.
+    assert (found["input_tokens"], found["output_tokens"]) == (3200 + 500 + 10, 185)
+    assert (found["cache_read_tokens"], found["cache_write_tokens"]) == (400, 100)
+    assert found["cost_usd"] == 0.02465
