@@ -1,0 +1,16 @@
+"""The fake GitHub most of these tests run against: one repository, alice its admin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from testing.fake_github import FakeGitHub
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub("octo/project", "ghs_test_token_0123456789") as server:
+        server.set_permission("alice", "admin")
+        yield server

@@ -1,0 +1,126 @@
+"""The fake GitHub's pull requests and checks, driven by the real PyGithub over real HTTP,
+with a real bare repository behind the pull requests' heads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from github import Auth, Github, GithubException
+from github.Repository import Repository
+
+from testing.fake_github import FakeGitHub
+from testing.repos import bare_repo, commit_all, git, init_repo, write
+
+pytestmark = pytest.mark.timeout(60)
+
+REPO = "acme/shop"
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    origin = bare_repo(tmp_path / "origin.git")
+    seed = init_repo(tmp_path / "seed")
+    write(seed, "a.txt", "a\n")
+    commit_all(seed, "first")
+    git(seed, "branch", "-M", "main")
+    git(seed, "remote", "add", "origin", str(origin))
+    git(seed, "push", "-q", "origin", "main")
+    git(seed, "switch", "-q", "-c", "memento")
+    write(seed, "b.txt", "b\n")
+    commit_all(seed, "memento: complete T-101")
+    git(seed, "push", "-q", "origin", "memento")
+    return origin
+
+
+@pytest.fixture
+def fake(origin: Path) -> Iterator[FakeGitHub]:
+    with FakeGitHub(REPO, TOKEN, git_dir=origin) as server:
+        server.set_permission("alice", "write")
+        yield server
+
+
+@pytest.fixture
+def repo(fake: FakeGitHub) -> Repository:
+    client = Github(base_url=fake.url, auth=Auth.Token(TOKEN), retry=0)
+    return client.get_repo(REPO)
+
+
+def tip(origin: Path, branch: str) -> str:
+    return git(origin, "rev-parse", branch).strip()
+
+
+def test_a_created_pull_request_is_listed_got_and_edited(repo: Repository, origin: Path) -> None:
+    made = repo.create_pull(base="main", head="memento", title="memento", body="one", draft=True)
+    assert made.draft is True
+    assert made.head.sha == tip(origin, "memento")
+    assert made.base.ref == "main"
+    listed = list(repo.get_pulls(state="open", head="acme:memento", base="main"))
+    assert [pull.number for pull in listed] == [made.number]
+    assert list(repo.get_pulls(state="open", head="other:memento")) == []
+    made.edit(body="two")
+    assert repo.get_pull(made.number).body == "two"
+    # A pull request is an issue too: it shows in the issue listing, flagged.
+    [issue] = [i for i in repo.get_issues(state="all") if i.number == made.number]
+    assert issue.pull_request is not None
+
+
+def test_a_second_open_pull_request_for_one_branch_is_refused(repo: Repository) -> None:
+    repo.create_pull(base="main", head="memento", title="memento", body="")
+    with pytest.raises(GithubException) as refused:
+        repo.create_pull(base="main", head="memento", title="again", body="")
+    assert refused.value.status == 422
+    assert "already exists" in str(refused.value.data)
+
+
+def test_a_merged_pull_request_keeps_its_head_and_merge_commit(
+    repo: Repository, fake: FakeGitHub, origin: Path
+) -> None:
+    made = repo.create_pull(base="main", head="memento", title="memento", body="")
+    head = tip(origin, "memento")
+    fake.merge_pull(made.number, "f" * 40, method="squash")
+    merged = repo.get_pull(made.number)
+    assert (merged.merged, merged.state) == (True, "closed")
+    assert merged.merge_commit_sha == "f" * 40
+    assert merged.head.sha == head
+    assert merged.merged_by.login == "alice"
+    assert [p.number for p in repo.get_pulls(state="closed")] == [made.number]
+
+
+def test_ready_for_review_and_requested_reviewers(repo: Repository) -> None:
+    made = repo.create_pull(base="main", head="memento", title="m", body="", draft=True)
+    made.mark_ready_for_review()  # a GraphQL mutation, as on GitHub
+    made.create_review_request(reviewers=["alice"])
+    again = repo.get_pull(made.number)
+    assert again.draft is False
+    assert [user.login for user in again.requested_reviewers] == ["alice"]
+    with pytest.raises(GithubException) as refused:
+        made.create_review_request(reviewers=["stranger"])
+    assert refused.value.status == 422
+
+
+def test_a_commits_check_runs_and_combined_status(
+    repo: Repository, fake: FakeGitHub, origin: Path
+) -> None:
+    sha = tip(origin, "memento")
+    fake.add_check_run(sha, "tests", conclusion="failure", summary="2 failed")
+    fake.add_check_run(sha, "lint", status="in_progress")
+    fake.add_status(sha, "ci/legacy", "success")
+    commit = repo.get_commit(sha)
+    runs = {run.name: run for run in commit.get_check_runs()}
+    assert runs["tests"].conclusion == "failure"
+    assert runs["tests"].output.summary == "2 failed"
+    assert runs["lint"].conclusion is None
+    assert commit.get_combined_status().state == "success"
+    fake.add_status(sha, "ci/legacy", "pending")  # the newest status of a context counts
+    assert repo.get_commit("memento").get_combined_status().state == "pending"
+
+
+def test_pull_request_endpoints_take_injected_faults(repo: Repository, fake: FakeGitHub) -> None:
+    fake.fail("POST", "pulls", 502, apply=True)
+    with pytest.raises(GithubException):
+        repo.create_pull(base="main", head="memento", title="m", body="")
+    assert len(fake.pulls()) == 1  # created, though the answer was an error
+    assert fake.request_count("POST", "pulls") == 1
