@@ -20,7 +20,12 @@ from memento_gh.plan.values import parse_time
 
 ICONS = {"done": "✓", "pending": "○", "blocked": "✗", "running": "◔", "skipped": "−"}
 GROUPS = {"done": "completed", "skipped": "skipped", "blocked": "blocked"}
-OUTCOMES = {"success": "✓ SUCCESS", "failed": "✗ FAILED", "blocked": "⊘ BLOCKED"}
+OUTCOMES = {
+    "success": "✓ SUCCESS",
+    "failed": "✗ FAILED",
+    "blocked": "⊘ BLOCKED",
+    "deferred": "⏳ DEFERRED",
+}
 MODES = {"auto": "● AUTO", "paused": "❚❚ PAUSED", "stopped": "■ STOPPED"}
 #: The marks in ``index.html`` this module fills: ``@FIRST:name@``.
 _MARK = re.compile(r"@FIRST:(?P<name>[a-z-]+)@")
@@ -146,6 +151,10 @@ def _eta(state: State) -> str:
     return esc(state.get("eta_line") or "")
 
 
+def _spend(state: State) -> str:
+    return esc(state.get("spend_line") or "")
+
+
 def _plan_errors(state: State) -> str:
     errors = state.get("errors")
     return f"The plan has {errors} validation error(s): run memento validate." if errors else ""
@@ -153,6 +162,21 @@ def _plan_errors(state: State) -> str:
 
 def _plan_errors_hidden(state: State) -> str:
     return "" if state.get("errors") else " hidden"
+
+
+def _pull_request(state: State) -> str:
+    """memento's pull request as the runs last saw it (the status log's record)."""
+    pull = state.get("pull_request")
+    if not pull:
+        return ""
+    checks = f", checks {pull['checks']}" if pull.get("checks") else ""
+    return esc(f"Pull request #{pull['number']} ({pull['state']}{checks})")
+
+
+def _pull_request_url(state: State) -> str:
+    pull = state.get("pull_request")
+    url = str(pull["url"]) if pull else ""
+    return esc(url if url.startswith(("https://", "http://")) else "#")
 
 
 # -- tasks ----------------------------------------------------------------------------------
@@ -327,8 +351,12 @@ _PARTS: dict[str, Callable[[State], str]] = {
     "phases": _phases,
     "blocked-count": _blocked,
     "eta": _eta,
+    "spend": _spend,
     "plan-errors": _plan_errors,
     "plan-errors-hidden": _plan_errors_hidden,
+    "pull-request": _pull_request,
+    "pull-request-url": _pull_request_url,
+    "pull-request-hidden": lambda s: "" if s.get("pull_request") else " hidden",
     "tasks": _tasks,
     **{f"count-{group}": _count(group) for group in GROUPS.values()},
     "count-all": _count("all"),

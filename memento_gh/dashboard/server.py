@@ -10,7 +10,10 @@ The only importer of Starlette and uvicorn. Reads go through ``repo``, writes th
 - ``GET /api/log?path=logs/tick_….log``: the end of a tick's log (text);
 - ``GET /api/diff?tick=N&task=T-ID``: ``git show`` of the commit of that run (text);
 - ``POST /api/controls/{pause|resume|stop|retry|skip|note}`` with a JSON body: see
-  ``writes.read_order``; answers ``{"message", "version"}`` or ``{"error"}`` with a 4xx.
+  ``writes.read_order``; answers ``{"message", "version"}`` or ``{"error"}`` with a 4xx;
+- ``POST /api/architect/{propose|apply|discard}`` (when the dashboard was given an agent):
+  the architect proposes a revision of a task, answered with its diff, or the proposal is
+  applied or discarded (``architect/flows.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import wraps
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -58,12 +61,21 @@ SECURITY_HEADERS = {
 }
 ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
 
+if TYPE_CHECKING:
+    from memento_gh.architect.run import AgentSettings
+
 Clock = Callable[[], datetime]
 Endpoint = Callable[[Request], Response]
 
 
-def create_app(layout: Layout, token: str, hosts: writes.HostRule, clock: Clock) -> Starlette:
-    dashboard = _Dashboard(layout, token, clock)
+def create_app(
+    layout: Layout,
+    token: str,
+    hosts: writes.HostRule,
+    clock: Clock,
+    architect: AgentSettings | None = None,
+) -> Starlette:
+    dashboard = _Dashboard(layout, token, clock, architect)
     routes = [
         Route("/", _guarded(dashboard.page)),
         *[Route(f"/static/{name}", _guarded(dashboard.asset)) for name in ASSETS],
@@ -72,6 +84,7 @@ def create_app(layout: Layout, token: str, hosts: writes.HostRule, clock: Clock)
         Route("/api/log", _guarded(dashboard.log)),
         Route("/api/diff", _guarded(dashboard.diff)),
         Route("/api/controls/{action}", dashboard.control, methods=["POST"]),
+        Route("/api/architect/{action}", dashboard.revision, methods=["POST"]),
     ]
     return Starlette(
         routes=routes,
@@ -101,16 +114,23 @@ class _Built(NamedTuple):
 
 
 class _Dashboard:
-    def __init__(self, layout: Layout, token: str, clock: Clock) -> None:
+    def __init__(
+        self, layout: Layout, token: str, clock: Clock, architect: AgentSettings | None
+    ) -> None:
         self.layout = layout
         self.token = token
         self.clock = clock
+        self.architect = architect
         self._state: _Built | None = None  # the last snapshot built, and its JSON
         folder = resources.files("memento_gh.dashboard") / "static"
         self.assets = {name: (folder / name).read_bytes() for name in ASSETS}
         template = (folder / "index.html").read_text(encoding="utf-8")
         # token_urlsafe's alphabet needs no HTML escaping
-        self.html = template.replace("@TOKEN@", token).replace("@POLL_MS@", str(POLL_MS))
+        self.html = (
+            template.replace("@TOKEN@", token)
+            .replace("@POLL_MS@", str(POLL_MS))
+            .replace("@ARCHITECT@", "on" if architect else "")
+        )
 
     def page(self, request: Request) -> Response:
         try:
@@ -148,15 +168,18 @@ class _Dashboard:
             raise Rejected(400, "ask for a run as ?tick=12&task=T-101")
         return PlainTextResponse(repo.commit_diff(self.layout, int(tick), task))
 
+    def _check_write(self, request: Request) -> None:
+        headers = request.headers
+        writes.check_token(headers.get(writes.TOKEN_HEADER), self.token)
+        writes.check_origin(
+            headers.get("origin"), headers.get("host"), headers.get("sec-fetch-site")
+        )
+        writes.check_content_type(headers.get("content-type"))
+        writes.check_length(headers.get("content-length"))
+
     async def control(self, request: Request) -> Response:
         try:
-            headers = request.headers
-            writes.check_token(headers.get(writes.TOKEN_HEADER), self.token)
-            writes.check_origin(
-                headers.get("origin"), headers.get("host"), headers.get("sec-fetch-site")
-            )
-            writes.check_content_type(headers.get("content-type"))
-            writes.check_length(headers.get("content-length"))
+            self._check_write(request)
             order = writes.read_order(request.path_params["action"], await _body(request))
             message = await run_in_threadpool(self._apply, order)
         except Rejected as rejected:
@@ -166,6 +189,53 @@ class _Dashboard:
         except Exception as error:
             return _crash(error)
         return JSONResponse({"message": message, "version": repo.stamp(self.layout)})
+
+    async def revision(self, request: Request) -> Response:
+        try:
+            self._check_write(request)
+            asked = writes.read_revision_request(
+                request.path_params["action"], await _body(request)
+            )
+            message, diff = await run_in_threadpool(self._revise, asked)
+        except Rejected as rejected:
+            return _error(rejected.status, rejected.message)
+        except UserError as error:
+            return _error(409, str(error))
+        except Exception as error:
+            return _crash(error)
+        return JSONResponse({"message": message, "diff": diff, "version": repo.stamp(self.layout)})
+
+    def _revise(self, asked: writes.RevisionRequest) -> tuple[str, str]:
+        """What the architect did, in a sentence, and the diff it proposes ('' when none)."""
+        from memento_gh.architect import flows
+
+        if self.architect is None:
+            raise Rejected(
+                404, "this dashboard has no architect: start it with --agent or --agent-cmd"
+            )
+        if asked.action == "discard":
+            gone = flows.discard_revision(self.layout)
+            return ("discarded the proposed revision" if gone else "no revision to discard"), ""
+        if asked.action == "apply":
+            pending = flows.pending_revision(self.layout)
+            if pending is None:
+                raise Rejected(409, "no proposed revision to apply; propose one first")
+            environ = dict(self.architect.environ)
+            sha = flows.apply_revision(self.layout, pending, self.clock(), environ)
+            return f"revised the plan ({pending.task}) (committed {sha[:7]})", ""
+        task = repo.read_plan(self.layout).task(asked.task or "")
+        if task is None or task.status != asked.seen:
+            shown = task.status if task else "gone"
+            raise Rejected(409, f"{asked.task} is {shown} now, not {asked.seen}; reload")
+        proposed = flows.propose_revision(
+            self.layout,
+            self.architect,
+            task=asked.task,
+            why=asked.why or None,
+            rounds=3,
+            now=self.clock(),
+        )
+        return f"the architect proposes a revision of {asked.task}", proposed.diff
 
     def _apply(self, order: writes.Order) -> str:
         writes.check_against(repo.read_plan(self.layout), order)

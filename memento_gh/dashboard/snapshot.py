@@ -10,15 +10,22 @@ escaped HTML (``markup``); every other string is text the page escapes itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone, tzinfo
+from datetime import date, datetime, timezone, tzinfo
 from typing import Any, NamedTuple
 
 from memento_gh.cron import fields as cron
 from memento_gh.dashboard import markup
 from memento_gh.durations import format_duration
-from memento_gh.formats import runner_output
+from memento_gh.formats import pull_record, runner_output
 from memento_gh.formats.notes import parse_notes
-from memento_gh.formats.status_log import SUCCESS, Event, ParsedEntry, parse_status
+from memento_gh.formats.status_log import (
+    SUCCESS,
+    Event,
+    ParsedEntry,
+    parse_status,
+    spend_per_model,
+)
+from memento_gh.plan import budgets
 from memento_gh.plan.model import Plan
 from memento_gh.plan.progress import summary
 from memento_gh.plan.values import format_time
@@ -60,12 +67,33 @@ def build(
     data["last_tick"] = _entry(entries[-1]) if entries else None
     data["eta"] = eta(entries, data["total"] - data["completed"] - data["skipped"])
     data["eta_line"] = eta_line(data["eta"])
+    today = now.astimezone(_UTC).date()
+    data["spend"] = budgets.summary(plan, today)
+    data["spend"]["models"] = spend_per_model(records)
+    data["spend_line"] = spend_line(plan, data["spend"], today)
     data["timeline"] = [_record(record) for record in reversed(records[-TIMELINE_LIMIT:])]
     data["notes"] = notes(notes_text)
     data["schedule"] = next_tick(schedules, now)
     data["alert"] = alert
+    seen = pull_record.latest(records)
+    data["pull_request"] = seen.as_json() if seen else None
     data["now"] = format_time(now)
     return data
+
+
+def spend_line(plan: Plan, spend: dict[str, Any], today: date) -> str:
+    """What the page says of the spend: today, in total, and the forecast to finish."""
+    line = f"Spend: {budgets.spend_line(plan, today)}"
+    forecast = spend["forecast"]
+    if forecast:
+        usd = forecast["usd"]
+        tokens = forecast["tokens_in"] + forecast["tokens_out"]
+        cost = f"${usd:.2f}, {tokens:,} tokens" if usd is not None else f"{tokens:,} tokens"
+        line += (
+            f" · to finish about {cost} ({forecast['remaining_tasks']} tasks at the average "
+            f"of {forecast['sample']} done)"
+        )
+    return line + (f" · {spend['over_budget']}" if spend["over_budget"] else "")
 
 
 def eta(entries: Iterable[ParsedEntry], remaining: int) -> dict[str, Any]:
@@ -138,9 +166,14 @@ def _record(record: ParsedEntry | Event) -> dict[str, Any]:
 
 
 def _summary(entry: ParsedEntry) -> str:
-    """The one line a run is told by: why it failed, else its runner's result line."""
+    """The one line a run is told by: why it failed or was deferred, else its runner's
+    result line."""
     if entry.error_analysis:
         return entry.error_analysis
+    limit = entry.fields.get("Provider Limit")
+    if limit:
+        when = entry.fields.get("Try Again")
+        return f"provider limit: {limit}" + (f"; try again {when}" if when else "")
     return runner_output.summary(entry.verify_head or "", entry.exit_code)
 
 

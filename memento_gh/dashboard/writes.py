@@ -164,6 +164,36 @@ def read_order(action: str, body: bytes) -> Order:
     return Order(Control(action))
 
 
+#: The architect's actions (``POST /api/architect/{action}``): their fields.
+REVISION_SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "propose": (("task", "seen"), ("why",)),
+    "apply": ((), ()),
+    "discard": ((), ()),
+}
+
+
+class RevisionRequest(NamedTuple):
+    """Propose a revision for ``task`` (shown as ``seen``), apply it, or discard it."""
+
+    action: str
+    task: str | None = None
+    seen: str | None = None
+    why: str = ""
+
+
+def read_revision_request(action: str, body: bytes) -> RevisionRequest:
+    if action not in REVISION_SHAPES:
+        known = ", ".join(REVISION_SHAPES)
+        raise Rejected(404, f"no architect action {action!r}; use one of {known}")
+    fields = _fields(body, *REVISION_SHAPES[action])
+    if action != "propose":
+        return RevisionRequest(action)
+    why = fields.get("why", "")
+    if len(why) > MAX_WHY:
+        raise Rejected(413, f"the reason is {len(why):,} characters; keep it under {MAX_WHY}")
+    return RevisionRequest(action, _task_id(fields["task"]), _status(fields["seen"]), why)
+
+
 def _fields(body: bytes, required: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, str]:
     try:
         data: Any = json.loads(body.decode("utf-8"))

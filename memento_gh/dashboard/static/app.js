@@ -6,10 +6,14 @@
 (() => {
   const TOKEN = document.querySelector('meta[name="memento-token"]').content;
   const POLL_MS = Number(document.querySelector('meta[name="memento-poll-ms"]').content) || 2000;
+  // Started with an agent (--agent/--agent-cmd): blocked tasks offer the architect's revision.
+  const ARCHITECT = document.querySelector('meta[name="memento-architect"]').content === "on";
   // Symbols every system font has (DejaVu, Liberation): the page must not depend on emoji.
   const ICONS = { done: "✓", pending: "○", blocked: "✗", running: "◔", skipped: "−" };
   const GROUPS = { done: "completed", skipped: "skipped", blocked: "blocked" };
-  const OUTCOMES = { success: "✓ SUCCESS", failed: "✗ FAILED", blocked: "⊘ BLOCKED" };
+  const OUTCOMES = {
+    success: "✓ SUCCESS", failed: "✗ FAILED", blocked: "⊘ BLOCKED", deferred: "⏳ DEFERRED",
+  };
   const MODES = { auto: "● AUTO", paused: "❚❚ PAUSED", stopped: "■ STOPPED" };
   const $ = (id) => document.getElementById(id);
 
@@ -231,9 +235,19 @@
     }
     $("blocked-count").textContent = `Blocked: ${state.blocked}${state.blocked ? " ⚠" : ""}`;
     $("eta").textContent = state.eta_line;
+    $("spend").textContent = state.spend_line;
+    const pull = state.pull_request;
+    $("pull-request-line").hidden = !pull;
+    $("pull-request").textContent = pull ? pullText(pull) : "";
+    $("pull-request").href = pull ? pull.url : "#";
     $("plan-errors").hidden = !state.errors;
     $("plan-errors").textContent = state.errors
       ? `The plan has ${state.errors} validation error(s): run memento validate.` : "";
+  }
+
+  function pullText(pull) {
+    const checks = pull.checks ? `, checks ${pull.checks}` : "";
+    return `Pull request #${pull.number} (${pull.state}${checks})`;
   }
 
   function group(task) {
@@ -290,10 +304,12 @@
       field("Line", `${esc(state.plan)}:${esc(task.line)}`),
     ].join("");
     const retry = task.status === "blocked" ? `<button type="button" data-act="retry">↺ Reset retries</button>` : "";
+    const revise = ARCHITECT && task.status === "blocked"
+      ? `<button type="button" data-act="revise">Propose a revision</button>` : "";
     const skip = ["pending", "blocked"].includes(task.status)
       ? `<button type="button" data-act="skip-open">Skip…</button>` : "";
     return `<dl>${facts}</dl><div class="actions"><button type="button" data-act="note-open">Add note</button>` +
-      `${retry}${skip}</div>` +
+      `${retry}${skip}${revise}</div>` +
       `<form class="inline-form" data-form="note" hidden><textarea rows="2" aria-label="Note for ${id}" ` +
       `placeholder="Note for ${id} (Markdown)"></textarea><button type="submit">Send note</button></form>` +
       `<form class="inline-form" data-form="skip" hidden><input aria-label="Why skip ${id}" ` +
@@ -473,6 +489,8 @@
     const row = button.closest(".task");
     if (button.dataset.act === "retry") {
       await send("retry", { task: task.id, seen: task.status }, button);
+    } else if (button.dataset.act === "revise") {
+      await propose(task, button);
     } else {
       const form = row.querySelector(`form[data-form="${button.dataset.act.replace("-open", "")}"]`);
       form.hidden = !form.hidden;
@@ -495,6 +513,41 @@
     if (done) {
       input.value = "";
       form.hidden = true;
+    }
+  }
+
+  // -- the architect's revision ---------------------------------------------------------------
+
+  async function propose(task, button) {
+    button.disabled = true;
+    toast(`The architect is revising ${task.id}…`);
+    try {
+      const answer = await api("/api/architect/propose", { task: task.id, seen: task.status });
+      toast(answer.message);
+      showRevision(answer.diff);
+    } catch (error) {
+      toast(error.message, true);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function showRevision(diff) {
+    $("revision-diff").textContent = diff || "";
+    $("revision").hidden = !diff;
+  }
+
+  async function decideRevision(action, button) {
+    button.disabled = true;
+    try {
+      const answer = await api(`/api/architect/${action}`, {});
+      toast(answer.message);
+      showRevision("");
+    } catch (error) {
+      toast(error.message, true);
+    } finally {
+      button.disabled = false;
+      refresh().catch((error) => banner(error.message));
     }
   }
 
@@ -565,6 +618,8 @@
       if (deferred) setTimeout(() => { deferred = false; render(); }, 0);
     });
     $("timeline-list").addEventListener("click", onTickClick);
+    $("revision-apply").addEventListener("click", (event) => decideRevision("apply", event.target));
+    $("revision-discard").addEventListener("click", (event) => decideRevision("discard", event.target));
     $("note-form").addEventListener("submit", async (event) => {
       event.preventDefault();
       const text = $("note-text");

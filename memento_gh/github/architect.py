@@ -1,0 +1,148 @@
+"""The architect in a workflow run: ``/memento revise`` on a blocked task's issue runs it
+and posts its proposal as a comment; ``/memento approve`` lands the latest proposal on that
+issue, checked again against the plan as it is then. The trust gate has let the comment's
+author through before either is called."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, NamedTuple
+
+from memento_gh import files
+from memento_gh.architect import flows
+from memento_gh.architect.run import AgentSettings
+from memento_gh.controls.model import SOURCE_TRAILER, Control
+from memento_gh.errors import UserError
+from memento_gh.github import render
+from memento_gh.github.revision import latest_proposal, proposal_comment
+from memento_gh.layout import Layout
+from memento_gh.plan.meta import Settings
+from memento_gh.plan.model import BLOCKED, Plan
+from memento_gh.plan.scanner import parse
+
+if TYPE_CHECKING:
+    from memento_gh.github.sync import GitHub
+
+#: Rounds the architect gets in a workflow run.
+ROUNDS = 3
+
+
+class Context(NamedTuple):
+    """What the architect needs of the run."""
+
+    layout: Layout
+    github: GitHub
+    env: Mapping[str, str]
+    clock: Callable[[], datetime]
+    dry_run: bool
+    #: The agent the action's inputs choose, checked (UserError when none can run).
+    agent: Callable[[], tuple[str, str | None]]
+
+
+def carry_out(control: Control, context: Context) -> str:
+    """``/memento revise`` or ``/memento approve`` on the issue of ``control.task``."""
+    from memento_gh.github import reconcile
+
+    found = reconcile.find_issues(context.github.memento_issues()).tasks.get(control.task or "")
+    if found is None:
+        raise UserError(f"{control.task} has no memento issue to hold the proposal")
+    if control.action == "approve":
+        return approve(
+            control,
+            layout=context.layout,
+            github=context.github,
+            issue=found.number,
+            env=context.env,
+            clock=context.clock,
+        )
+    return propose(
+        control,
+        layout=context.layout,
+        github=context.github,
+        issue=found.number,
+        agent=context.agent(),
+        env=context.env,
+        clock=context.clock,
+        dry_run=context.dry_run,
+    )
+
+
+def propose(
+    control: Control,
+    *,
+    layout: Layout,
+    github: GitHub,
+    issue: int,
+    agent: tuple[str, str | None],
+    env: Mapping[str, str],
+    clock: Callable[[], datetime],
+    dry_run: bool,
+) -> str:
+    """Run the architect on ``control.task`` and post its proposal on issue ``issue``."""
+    text = files.read_optional(layout.plan) or ""
+    timeout = (parse(text).settings if text else Settings()).agent_timeout
+    settings = AgentSettings(agent[0], agent[1], timeout, dict(env))
+    revision = flows.propose_revision(
+        layout, settings, task=control.task, why=control.text or None, rounds=ROUNDS, now=clock()
+    )
+    flows.discard_revision(layout)  # the comment holds it from now on
+    if not revision.diff:
+        return f"the architect proposed no change for {control.task}"
+    try:
+        body = proposal_comment(control.task or "", revision.diff, revision.text)
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    if not dry_run:
+        github.comment(issue, body)
+    return f"the architect proposed a revision of {control.task} on #{issue}"
+
+
+def approve(
+    control: Control,
+    *,
+    layout: Layout,
+    github: GitHub,
+    issue: int,
+    env: Mapping[str, str],
+    clock: Callable[[], datetime],
+) -> str:
+    """Land the newest proposal memento posted on issue ``issue``."""
+    ours = [
+        comment.body
+        for comment in github.issue_comments(issue)
+        if comment.is_bot and render.is_generated(comment.body)
+    ]
+    plan = latest_proposal(ours)
+    if plan is None:
+        raise UserError(
+            f"there is no proposal on #{issue} to approve; comment `/memento revise` first"
+        )
+    revision = flows.Revision(plan, "", control.task)
+    trailers = (
+        f"Memento-Control: approve\n{SOURCE_TRAILER}: {' '.join((control.source or '').split())}\n"
+    )
+    sha = flows.apply_revision(layout, revision, clock(), dict(env), trailers)
+    return f"revised the plan ({control.task}) (committed {sha[:7]})"
+
+
+def auto_propose(plan: Plan, context: Context) -> str | None:
+    """Meta ``architect: auto``: a proposal for the first blocked task whose issue has none
+    yet; it waits there for approval like any other. One per run: each costs an agent run.
+    What happened, in a sentence (None: nothing to do)."""
+    from memento_gh.github import reconcile
+    from memento_gh.github.sync import SyncError
+
+    try:
+        issues = reconcile.find_issues(context.github.memento_issues()).tasks
+        for task in plan.tasks:
+            if task.marker != BLOCKED or task.id not in issues:
+                continue
+            number = issues[task.id].number
+            comments = context.github.issue_comments(number)
+            if any(c.is_bot and latest_proposal([c.body]) is not None for c in comments):
+                continue
+            return carry_out(Control("revise", task.id, f"{task.id} is blocked"), context)
+    except (UserError, SyncError) as error:
+        return f"no revision proposed: {error}"
+    return None

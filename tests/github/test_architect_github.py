@@ -1,0 +1,102 @@
+"""The architect on GitHub, end to end in-process against the fake GitHub: ``/memento
+revise`` on a blocked task's issue posts one proposal comment; a trusted ``/memento approve``
+applies it as one commit, an untrusted one does nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memento_gh.github import render
+from testing.action_runs import ActionProject, comment_event
+from testing.fake_github import FakeGitHub
+from testing.repos import git
+from testing.ticks import one_phase, plan_of, wrong
+
+pytestmark = pytest.mark.timeout(180)
+
+PROPOSAL = "$MEMENTO_PROPOSAL_FILE"
+#: Give the blocked T-101 its retries back.
+UNBLOCK = [
+    {"replace": PROPOSAL, "old": "- [!] `T-101`", "new": "- [ ] `T-101`"},
+    {"replace": PROPOSAL, "old": "  - retries: 3", "new": "  - retries: 0"},
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path, github: FakeGitHub) -> ActionProject:
+    project = ActionProject(tmp_path, github)
+    project.script({"T-101": wrong("T-101")})
+    for _ in range(3):
+        assert project.run("schedule").code == 0
+    assert project.marker("T-101") == "!"
+    project.script({"T-101": wrong("T-101"), "architect": UNBLOCK})
+    return project
+
+
+def proposals(github: FakeGitHub, number: int) -> list[str]:
+    return [
+        comment["body"]
+        for comment in github.comments(number)
+        if render.is_generated(comment["body"]) and "/memento approve" in comment["body"]
+    ]
+
+
+def revise(project: ActionProject, github: FakeGitHub) -> dict[str, object]:
+    [issue] = project.memento_issues("blocked")
+    result = project.run("issue_comment", comment_event(github, issue, "/memento revise"))
+    assert result.code == 0, result.said
+    return issue
+
+
+def test_revise_posts_one_proposal_comment_and_changes_nothing(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    issue = revise(project, github)
+    [proposal] = proposals(github, int(issue["number"]))
+    assert "-- [!] `T-101`" in proposal and "+- [ ] `T-101`" in proposal
+    assert project.marker("T-101") == "!"
+    assert "memento: revise plan (T-101)" not in project.subjects()
+    project.run("schedule")  # the catch-up does not propose it again
+    assert len(proposals(github, int(issue["number"]))) == 1
+
+
+def test_a_trusted_approval_applies_the_revision_once(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    issue = revise(project, github)
+    payload = comment_event(github, issue, "/memento approve")
+    approved = project.run("issue_comment", payload)
+    assert approved.code == 0, approved.said
+    assert project.marker("T-101") == " "
+    assert project.subjects().count("memento: revise plan (T-101)") == 1
+    project.run("issue_comment", payload)  # delivered again
+    project.run("schedule")
+    assert project.subjects().count("memento: revise plan (T-101)") == 1
+
+
+def test_an_untrusted_approval_does_nothing(project: ActionProject, github: FakeGitHub) -> None:
+    issue = revise(project, github)
+    before = git(project.origin, "rev-parse", "memento")
+    payload = comment_event(github, issue, "/memento approve", author="mallory", association="NONE")
+    result = project.run("issue_comment", payload)
+    assert result.outputs["outcome"] == "untrusted"
+    assert git(project.origin, "rev-parse", "memento") == before
+    assert project.marker("T-101") == "!"
+
+
+def test_architect_auto_proposes_once_for_a_blocked_task_and_never_applies_it(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    project = ActionProject(tmp_path, github, plan_of([one_phase()], architect="auto"))
+    project.script({"T-101": wrong("T-101"), "architect": UNBLOCK})
+    for _ in range(3):
+        assert project.run("schedule").code == 0
+    assert project.marker("T-101") == "!"
+    [issue] = project.memento_issues("blocked")
+    assert len(proposals(github, issue["number"])) == 1
+    project.run("schedule")
+    assert len(proposals(github, issue["number"])) == 1
+    assert project.marker("T-101") == "!"
+    assert "memento: revise plan (T-101)" not in project.subjects()
