@@ -39,23 +39,24 @@ def task_ids(count: int, phase: int = 1) -> list[str]:
     return [f"T-{phase}{index:03d}" for index in range(1, count + 1)]
 
 
-def pool_task(task_id: str) -> str:
+def pool_task(task_id: str, retries: int = 0) -> str:
     path = f"out/{task_id}.txt"
     fields = {
         "verify": f"`test -s {path}`",
         "context_files": f"[{path}]",
         "estimate": "1min",
-        "retries": "0",
+        "retries": str(retries),
     }
     return task_block(task_id, " ", "core", f"Write {path}", fields=fields)
 
 
-def pool_plan(phases: Sequence[tuple[int, bool]], **meta: str) -> str:
-    """A plan of phases given as (task count, parallel), each depending on the one before."""
+def pool_plan(phases: Sequence[tuple[int, bool]], retries: int = 0, **meta: str) -> str:
+    """A plan of phases given as (task count, parallel), each depending on the one before;
+    each task may be retried ``retries`` times."""
     blocks = []
     total = 0
     for number, (count, parallel) in enumerate(phases, start=1):
-        tasks = [pool_task(task_id) for task_id in task_ids(count, number)]
+        tasks = [pool_task(task_id, retries) for task_id in task_ids(count, number)]
         depends = [number - 1] if number > 1 else []
         blocks.append(phase_block(number, f"Phase {number}", tasks, parallel, depends))
         total += count

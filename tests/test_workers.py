@@ -82,6 +82,32 @@ def test_four_workers_complete_forty_parallel_tasks_each_exactly_once(tmp_path: 
     assert len(workers) >= 2
 
 
+def test_four_workers_count_each_runs_spend_once(tmp_path: Path) -> None:
+    """Results made again on another worker's tip add their spend to the counters there:
+    the ledger holds every agent run exactly once (issue #18)."""
+    tasks = task_ids(12)
+    pool = Pool(tmp_path, pool_plan([(12, True)]), 4, agent_seconds=0.1)
+
+    started = [pool.start(index, env={"SLEEPY_COST": "0.01"}) for index in range(1, 5)]
+    outputs = [finish(process, TIMEOUT) for process in started]
+
+    assert all("ALL TASKS COMPLETE" in out for out in outputs), outputs
+    runs = sum(pool.runs().values())
+    assert runs >= len(tasks)
+    plan = pool.plan()
+    settings = plan.settings
+    assert str(settings.spend_total.usd) == f"{runs / 100:.2f}"
+    assert (settings.spend_total.tokens_in, settings.spend_total.tokens_out) == (
+        100 * runs,
+        10 * runs,
+    )
+    ticks = len(pool.history().of_kind("memento: claim "))
+    assert settings.spend_day.ticks == ticks
+    assert settings.spend_day.spend == settings.spend_total
+    for task in plan.tasks:
+        assert str(task.spend.usd) == f"{pool.runs()[task.id] / 100:.2f}", task.id
+
+
 def test_a_killed_workers_task_is_reclaimed_after_the_stale_timeout_and_done_once(
     tmp_path: Path,
 ) -> None:

@@ -10,10 +10,14 @@ With ``SLEEPY_MEET`` set to a number of seconds, a run that finds itself the onl
 the log so far waits, at most that long, for a second run to start before it sleeps: on a
 machine too busy for two short runs to meet by chance, the first two runs of a pool still
 run at the same time, as long as the pool lets a second worker start a task meanwhile.
+
+With ``SLEEPY_COST`` set to a price in USD, it ends by printing claude's cost report for
+that price and 100 tokens in, 10 out (``--output-format json``, as the real CLI prints it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -59,6 +63,17 @@ def main(argv: list[str]) -> int:
     out.mkdir(exist_ok=True)
     (out / f"{task_id}.txt").write_text(f"{task_id} done\n", encoding="utf-8")
     log("end", task_id)
+    cost = os.environ.get("SLEEPY_COST")
+    if cost:
+        usage = {"inputTokens": 100, "outputTokens": 10, "costUSD": float(cost)}
+        report = {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "total_cost_usd": float(cost),
+            "modelUsage": {"claude-opus-4-8": usage},
+        }
+        print(json.dumps(report))
     return 0
 
 
