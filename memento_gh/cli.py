@@ -206,6 +206,40 @@ def _note_options(parser: argparse.ArgumentParser) -> None:
     _wait_option(parser)
 
 
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    from memento_gh.commands.tick_options import AGENT_FLAGS, add_tick_options
+
+    actions = parser.add_subparsers(title="actions", dest="action", metavar="ACTION", required=True)
+    draft = actions.add_parser(
+        "draft",
+        help="draft the plan from a spec",
+        description="Run the architect on a spec: it writes a proposed plan, memento validates "
+        "it (and prompts it again with the problems, up to --rounds), and only a valid plan is "
+        "written and committed. An existing plan is never replaced (but the untouched example "
+        "of `memento init`).",
+    )
+    draft.add_argument("--spec", required=True, metavar="FILE", help="the spec; - reads stdin")
+    revise = actions.add_parser(
+        "revise",
+        help="propose changes to pending or blocked tasks, as a diff",
+        description="Run the architect on the plan (e.g. a blocked task): its proposal is "
+        "accepted only if it validates, leaves [x] and [-] tasks byte for byte, reuses no task "
+        "ID and keeps depends satisfiable. Prints the diff; --apply writes and commits it.",
+    )
+    revise.add_argument("--task", metavar="T-ID", help="the task to revise (e.g. a blocked one)")
+    revise.add_argument("--why", metavar="TEXT", help="what is wrong, for the architect")
+    revise.add_argument("--apply", action="store_true", help="write the revision and commit it")
+    for action in (draft, revise):
+        action.add_argument(
+            "--rounds",
+            type=int,
+            default=3,
+            metavar="N",
+            help="runs of the architect to get a valid proposal (default: 3)",
+        )
+        add_tick_options(action, only=AGENT_FLAGS)
+
+
 def _demo_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path", nargs="?", type=Path, help="where to create it (default: a new temporary folder)"
@@ -255,6 +289,10 @@ def _dashboard_options(parser: argparse.ArgumentParser) -> None:
         "--port", type=_port, default=8765, help="port; 0 picks a free one (default: 8765)"
     )
     parser.add_argument("--open", action="store_true", help="open the page in a web browser")
+    from memento_gh.commands.tick_options import AGENT_FLAGS, add_tick_options
+
+    # The architect's agent: with one, a blocked task offers "Propose a revision".
+    add_tick_options(parser, only=AGENT_FLAGS)
 
 
 def _port(text: str) -> int:
@@ -375,6 +413,14 @@ COMMANDS = (
         description="Leave a note in HUMAN_NOTES.md for the worker of one task (--task T-ID) "
         "or of every task (--global). The worker reads it in its prompt; the note is marked "
         "[NOTE:READ] once its task succeeds.",
+    ),
+    Command(
+        "plan",
+        "draft the plan from a spec, or revise it, with an agent as architect",
+        _plan_options,
+        "memento_gh.commands.plan",
+        description="The architect: an agent that drafts docs/MASTER_PLAN.md from a spec or "
+        "revises it, behind the same wall as a worker. Nothing lands that does not validate.",
     ),
     Command(
         "hook",

@@ -43,7 +43,8 @@ WORKER_BACKOFF_BASE = 0.1  # the same for workers sharing a branch, who race all
 WORKER_BACKOFF_CAP = 2.0
 #: How often a worker tries to land one claim or result before it gives up for this tick.
 WORKER_ATTEMPTS = 30
-URGENT_JITTER = 0.01  # seconds, per attempt so far (at most five): a result's retry
+URGENT_JITTER = 0.01  # seconds: a result's first retry waits up to this, doubling each time
+URGENT_CAP = 2.0  # seconds: the longest a result's retry waits
 REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in progress
 
 # The network commands never start a background gc in a runner that is about to go away.
@@ -291,6 +292,52 @@ def push(
     )
 
 
+def fetch_branch(root: Path, endpoint: Endpoint, branch: str) -> str:
+    """Fetch ``branch`` into its remote-tracking branch, deepening a shallow clone until
+    it shares history with HEAD; returns that remote-tracking ref."""
+    top = _work_tree(root)
+    _fetch(top, endpoint, branch)
+    tracking = _tracking(endpoint.name, branch)
+    _ensure_merge_base(top, endpoint, tracking)
+    return tracking
+
+
+def default_branch(root: Path, endpoint: Endpoint) -> str:
+    """The remote's default branch (what ``base-branch`` empty means)."""
+    top = _work_tree(root)
+    default, _ = _list_remote(top, endpoint, ["HEAD"])
+    found = default or _local_default_branch(top, endpoint.name)
+    if found is None:
+        where = _where(endpoint.name, endpoint.fetch_url, endpoint.token)
+        raise UserError(f"{where} names no default branch; set the base-branch input")
+    return found
+
+
+def replace_branch(root: Path, endpoint: Endpoint, branch: str, expected: str) -> str:
+    """Push HEAD to ``branch`` in place of its history, only while the remote still holds
+    ``expected`` there (``--force-with-lease``): "" when done, else why not."""
+    top = _work_tree(root)
+    head = _head(top) or ""
+    url = endpoint.push_url
+    done = gitrun.run(
+        top,
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "--no-follow-tags",
+        "--recurse-submodules=no",
+        f"--force-with-lease=refs/heads/{branch}:{expected}",
+        url,
+        f"{head}:refs/heads/{branch}",
+        config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
+        env=endpoint.auth(url),
+    )
+    if done.returncode == 0:
+        gitrun.check(top, "update-ref", _tracking(endpoint.name, branch), head)
+        return ""
+    return _scrub(gitrun.reason(done), endpoint.token)
+
+
 class SharedBranch:
     """A branch several workers commit to, each in its own clone, with the remote's branch
     as the one lock they share: a push lands only on the tip it was made on, so of two
@@ -397,13 +444,26 @@ class SharedBranch:
         """Pause after failed attempt ``attempt`` (1, 2, ...), before trying again.
 
         ``urgent`` is for a result, the work of a whole agent run: a rejection there means
-        another worker landed a moment ago, and the way to land next is to be quick, so it
-        waits only a few milliseconds (enough that two rejected together part). A claim
+        another worker landed a moment ago, and the way to land next is to be quick, so the
+        first waits are a few milliseconds (enough that two rejected together part). They
+        double, jittered, up to ``URGENT_CAP``: with many results arriving at once, the
+        rejected spread out and land one after another instead of all racing again. A claim
         waits the full backoff, which also leaves the branch to the results for a while."""
         if urgent:
-            self.sleep(random.uniform(0.0, URGENT_JITTER * min(attempt, 5)))
+            ceiling = min(URGENT_CAP, URGENT_JITTER * 2 ** min(attempt - 1, 16))
+            self.sleep(random.uniform(0.0, ceiling))
         else:
             self.sleep(self.backoff(attempt))
+
+    def remote_tip(self) -> str | None:
+        """The remote branch's commit as it is now, from one ``git ls-remote`` of its ref:
+        cheap enough for an idle worker to ask every second. None when it cannot be read
+        (the next tick says why)."""
+        url = self.endpoint.fetch_url
+        ref = f"refs/heads/{self.branch}"
+        done = gitrun.run(self.top, "ls-remote", url, ref, env=self.endpoint.auth(url), timeout=30)
+        words = os.fsdecode(done.stdout).split() if done.returncode == 0 else []
+        return words[0] if words else None
 
     def _fetch(self) -> bool:
         """Fetch the branch; False when the remote has no such branch."""
@@ -536,6 +596,7 @@ def _rebase(top: Path, upstream: str, identity: tuple[str, ...]) -> str:
         "rebase",
         "-q",
         "--no-autosquash",
+        "--rebase-merges",  # a merge of the base branch stays a merge (github/delivery.py)
         upstream,
         config=(*_REBASE_CONFIG, *identity),
     )

@@ -71,6 +71,15 @@ META_DEFAULTS: Mapping[str, str] = {
     "blocked_ratio_limit": "0.3",
     "min_free_disk": "500MB",
     "memory_stale_after": "30d",
+    "budget_per_day": "none",
+    "tokens_per_day": "none",
+    "budget_per_task": "none",
+    "max_ticks_per_day": "none",
+    "spend_total": "0 in, 0 out",
+    "spend_day": "none",
+    "retry_model": "none",
+    "redact_logs": "true",
+    "architect": "off",
 }
 
 _PLACEHOLDER = re.compile(r"@([A-Z_]+)@")

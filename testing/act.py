@@ -47,6 +47,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,6 +59,11 @@ from typing import Any
 import yaml
 
 PROJECT = Path(__file__).resolve().parents[1]
+#: Stand-ins for actions act cannot fetch offline, by the action's name (any ref).
+STAND_INS = {
+    "actions/upload-artifact": PROJECT / "testing" / "actions" / "upload-artifact",
+    "actions/cache": PROJECT / "testing" / "actions" / "cache",
+}
 #: What ``memento init`` writes as the workflow's ``uses:`` for the action.
 ACTION_REF = "memento-gh/memento-gh@v1"
 #: The files of this checkout that make up the action: action.yml, what pip needs to build
@@ -135,12 +141,16 @@ class ActRun:
 
     @property
     def summary(self) -> str:
-        """The job summary: what the job's steps wrote to GITHUB_STEP_SUMMARY."""
-        return "".join(
-            str(r.get("content", ""))
-            for r in self.records
-            if r.get("command") == "summary" and len(r.get("stepID", ())) == 1
-        )
+        """The job summary: what the job's steps wrote to GITHUB_STEP_SUMMARY. act reports a
+        composite action's summary under the step inside it that wrote it, or under the
+        action's step as well: each is counted once."""
+        parts: list[str] = []
+        for record in self.records:
+            if record.get("command") == "summary" and record.get("stepID"):
+                content = str(record.get("content", ""))
+                if not parts or parts[-1] != content:
+                    parts.append(content)
+        return "".join(parts)
 
 
 def act_binary() -> Path | None:
@@ -165,6 +175,8 @@ def run_workflow(
     actions: Mapping[str, Path] | None = None,
     extra_path: Sequence[Path] = (),
     keep: Path | None = None,
+    artifacts: Path | None = None,
+    caches: Path | None = None,
     timeout: float = TIMEOUT,
 ) -> ActRun:
     """Run ``event_name`` with ``event_payload`` through ``workflow`` (a path, relative to
@@ -172,6 +184,10 @@ def run_workflow(
 
     ``actions`` maps more ``owner/repo@ref`` references to local folders (they win over
     the defaults). ``keep`` is a folder for act's HOME and cache, left in place afterwards.
+    ``artifacts``: the folder of act's artifact server (on 127.0.0.1), where the uploads of
+    ``actions/upload-artifact`` (its stand-in) land as ``<run id>/<name>/<file>``.
+    ``caches``: where the stand-in of ``actions/cache`` keeps its caches, for runs that
+    share them (default: a folder of this run's own, so every run starts cold).
     """
     act = act_binary()
     if act is None:
@@ -190,6 +206,7 @@ def run_workflow(
             "GITHUB_REPOSITORY": repository,
             "GITHUB_REPOSITORY_OWNER": repository.split("/", maxsplit=1)[0],
             **(pip_offline() if ACTION_REF in local else {}),
+            "ACT_CACHE_STORE": str(caches or folder / "caches"),
             **(env or {}),
         }
         argv = [
@@ -215,6 +232,7 @@ def run_workflow(
             *_pairs("--env", given_env),
             *_pairs("--secret", given_secrets),
             *_pairs("--var", variables or {}),
+            *(_artifact_server(artifacts) if artifacts else []),
         ]
         return _run(argv, cwd=folder, env=_host_env(home, extra_path), timeout=timeout)
 
@@ -242,11 +260,12 @@ def local_actions(
             key, subpath = _split_uses(uses)
             if key.startswith("actions/checkout@"):
                 continue  # act copies the repository instead
+            stand_in = STAND_INS.get(key.split("@", 1)[0])
             if key not in local:
                 local[key] = (
                     staged_action()
                     if key == ACTION_REF
-                    else _missing_action(stubs / key.replace("/", "_"), uses, subpath)
+                    else stand_in or _missing_action(stubs / key.replace("/", "_"), uses, subpath)
                 )
             pending += [local[key] / subpath / name for name in ("action.yml", "action.yaml")]
     return local
@@ -299,14 +318,15 @@ def stage_action(target: Path) -> None:
 
 @functools.cache
 def wheelhouse() -> Path:
-    """Wheels of the package's dependencies and of its build backend, for an offline pip."""
+    """Wheels of the package's dependencies, of its build backend and of uv (which the
+    action installs when the runner has none), for an offline pip and uv."""
     target = _temporary_folder("memento-wheels-")
     source = _temporary_folder("memento-build-")
     stage_action(source)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
     for args in (
         ["wheel", "--wheel-dir", str(target), str(source)],
-        ["download", "--dest", str(target), "--only-binary=:all:", "setuptools>=77"],
+        ["download", "--dest", str(target), "--only-binary=:all:", "setuptools>=77", "uv"],
     ):
         done = subprocess.run(
             [*pip, *args], capture_output=True, text=True, check=False, timeout=600
@@ -386,6 +406,16 @@ def _temporary_folder(prefix: str) -> Path:
     folder = Path(tempfile.mkdtemp(prefix=prefix))
     atexit.register(shutil.rmtree, folder, True)
     return folder
+
+
+def _artifact_server(folder: Path) -> list[str]:
+    with socket.socket() as probe:  # a free port on the loopback address
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return [
+        *("--artifact-server-path", str(folder)),
+        *("--artifact-server-addr", "127.0.0.1", "--artifact-server-port", str(port)),
+    ]
 
 
 def _pairs(flag: str, values: Mapping[str, str]) -> list[str]:

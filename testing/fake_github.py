@@ -4,9 +4,11 @@ The real PyGithub client talks to it exactly as it talks to api.github.com: the 
 status codes, JSON shapes (every ``url`` field points at this server), ``Link`` pagination
 and rate-limit headers. It covers the endpoints memento uses: the repository, issues (pull
 requests included, flagged with ``pull_request``, as GitHub lists them), issue comments,
-comment reactions, labels and collaborator permissions, and one corner of the GraphQL API:
-an issue's body and its edit history (``userContentEdits``: who changed the body to what,
-newest first, as GitHub lists them). Anything else answers GitHub's 404.
+comment reactions, labels, collaborator permissions, pull requests (list, create, get,
+edit, merged state, requested reviewers) and a commit's check runs and combined status
+(testing/fake_pulls.py), and two corners of the GraphQL API: marking a pull request ready
+for review, and an issue's body and its edit history (``userContentEdits``: who changed the
+body to what, newest first, as GitHub lists them). Anything else answers GitHub's 404.
 
 Each token belongs to one user (:meth:`FakeGitHub.add_token`), who is the author of what a
 request with it creates and the editor of what it changes: a person ticking a box in the
@@ -43,6 +45,9 @@ counted as API requests:
 ``POST /_fake/comment-edits`` the keyword arguments of :meth:`FakeGitHub.edit_comment`
 ``POST /_fake/faults``      the keyword arguments of :meth:`FakeGitHub.fail`
 ``POST /_fake/rate-limits`` the keyword arguments of :meth:`FakeGitHub.rate_limit`
+``POST /_fake/pull-merges`` the keyword arguments of :meth:`FakeGitHub.merge_pull`
+``POST /_fake/check-runs``  the keyword arguments of :meth:`FakeGitHub.add_check_run`
+``POST /_fake/statuses``    the keyword arguments of :meth:`FakeGitHub.add_status`
 ``DELETE /_fake/faults``    drop the faults not yet used
 ``DELETE /_fake/requests``  reset the request counts and log
 ==========================  =============================================================
@@ -79,6 +84,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+from testing.fake_pulls import PullsMixin
 
 JSON = dict[str, Any]
 
@@ -150,7 +157,7 @@ def _now() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 
-class FakeGitHub:
+class FakeGitHub(PullsMixin):
     """GitHub for one repository, in memory, behind a real HTTP server.
 
     ``token`` is the credential of ``login`` (``Authorization: token …`` or ``Bearer …``),
@@ -169,6 +176,7 @@ class FakeGitHub:
         port: int = 0,
         state_file: Path | str | None = None,
         api_prefix: str = "",
+        git_dir: Path | str | None = None,
     ) -> None:
         owner, slash, name = repository.partition("/")
         if not (owner and slash and name) or "/" in name:
@@ -180,6 +188,9 @@ class FakeGitHub:
         self.port = port
         self.state_file = Path(state_file) if state_file else None
         self.api_prefix = "/" + api_prefix.strip("/") if api_prefix.strip("/") else ""
+        #: The repository's git directory (a bare origin): where pull requests' heads and
+        #: commit refs are read (see testing/fake_pulls.py).
+        self.git_dir = Path(git_dir) if git_dir else None
         self._lock = threading.RLock()
         self._acting = login  # the user of the request being answered (under the lock)
         self._faults: list[JSON] = []
@@ -196,6 +207,8 @@ class FakeGitHub:
             "issues": [],
             "comments": [],
             "reactions": [],
+            "check_runs": [],
+            "statuses": [],
             "requests": {"total": 0, "by_route": {}, "log": []},
         }
         if self.state_file and self.state_file.exists():
@@ -945,9 +958,15 @@ class FakeGitHub:
         if not isinstance(request.get("query"), str) or not isinstance(variables, dict):
             return Response(200, {"errors": [{"message": "A query attribute must be specified"}]})
         try:
-            fields = _GraphParser(request["query"]).document()
+            parser = _GraphParser(request["query"])
+            fields = parser.document()
             missing: list[JSON] = []
-            root = {"__typename": "Query", "repository": self._graph_repository}
+            root: JSON = {"__typename": "Query", "repository": self._graph_repository}
+            if parser.operation == "mutation":
+                root = {
+                    "__typename": "Mutation",
+                    "markPullRequestReadyForReview": self._graph_ready_for_review,
+                }
             data = _select_fields(root, fields, variables, [], missing)
         except _GraphQLError as error:
             return Response(200, {"errors": [error.render()]})
@@ -1264,13 +1283,14 @@ class FakeGitHub:
         }
         if issue["pull_request"]:
             pulls = f"{self.repo_url}/pulls/{number}"
-            rendered["draft"] = False
+            pull = issue.get("pull") or {}
+            rendered["draft"] = bool(pull.get("draft", False))
             rendered["pull_request"] = {
                 "url": pulls,
                 "html_url": html,
                 "diff_url": f"{html}.diff",
                 "patch_url": f"{html}.patch",
-                "merged_at": None,
+                "merged_at": pull.get("merged_at"),
             }
         return rendered
 
@@ -1427,7 +1447,8 @@ class _GraphVariable(NamedTuple):
 
 class _GraphParser:
     """Queries: an optional ``query Name($variable: Type)`` head and nested fields, with
-    aliases and arguments. No fragments, directives or mutations: a client of this fake
+    aliases and arguments; a ``mutation`` the same way (only PyGithub's
+    ``markPullRequestReadyForReview``). No fragments or directives: a client of this fake
     does not send them, and it answers them with an error."""
 
     def __init__(self, text: str) -> None:
@@ -1441,10 +1462,12 @@ class _GraphParser:
             if match.lastgroup != "skip":
                 self.tokens.append((str(match.lastgroup), match.group()))
         self.at = 0
+        self.operation = "query"
 
     def document(self) -> tuple[_GraphField, ...]:
         kind, word = self._peek()
-        if (kind, word) == ("name", "query"):
+        if (kind, word) in (("name", "query"), ("name", "mutation")):
+            self.operation = word
             self.at += 1
             if self._peek()[0] == "name":
                 self.at += 1
@@ -1452,7 +1475,7 @@ class _GraphParser:
                 while self._take() != ")":
                     pass
         elif kind == "name":
-            raise _GraphQLError(f"this fake answers queries, not a {word}")
+            raise _GraphQLError(f"this fake answers queries and mutations, not a {word}")
         fields = self._selection_set()
         if self._peek()[0] != "end":
             raise _GraphQLError(f'Parse error on "{self._peek()[1]}"')
@@ -1633,6 +1656,15 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Endpoint]] = [
         ("POST", r"/labels", FakeGitHub._create_label),
         ("GET", r"/labels/([^/]+)", FakeGitHub._get_label),
         ("GET", r"/collaborators/([^/]+)/permission", FakeGitHub._permission),
+        ("GET", r"/pulls", FakeGitHub._list_pulls),
+        ("POST", r"/pulls", FakeGitHub._create_pull),
+        ("GET", r"/pulls/(\d+)", FakeGitHub._get_pull),
+        ("PATCH", r"/pulls/(\d+)", FakeGitHub._edit_pull),
+        ("GET", r"/pulls/(\d+)/requested_reviewers", FakeGitHub._list_requested_reviewers),
+        ("POST", r"/pulls/(\d+)/requested_reviewers", FakeGitHub._request_reviewers),
+        ("GET", r"/commits/([^/]+)", FakeGitHub._get_commit),
+        ("GET", r"/commits/([^/]+)/check-runs", FakeGitHub._check_runs),
+        ("GET", r"/commits/([^/]+)/status", FakeGitHub._combined_status),
     )
 ]
 
@@ -1646,6 +1678,9 @@ _CONTROLS: dict[str, Callable[..., Any]] = {
     "/_fake/tokens": FakeGitHub.add_token,
     "/_fake/faults": FakeGitHub.fail,
     "/_fake/rate-limits": FakeGitHub.rate_limit,
+    "/_fake/pull-merges": FakeGitHub.merge_pull,
+    "/_fake/check-runs": FakeGitHub.add_check_run,
+    "/_fake/statuses": FakeGitHub.add_status,
 }
 
 
@@ -1761,6 +1796,20 @@ class RemoteFakeGitHub:
         }
         self._call("POST", "/_fake/rate-limits", body)
 
+    def merge_pull(self, number: int, merge_commit_sha: str, **options: Any) -> JSON:
+        body = {"number": number, "merge_commit_sha": merge_commit_sha, **options}
+        merged: JSON = self._call("POST", "/_fake/pull-merges", body)
+        return merged
+
+    def add_check_run(self, sha: str, name: str, **options: Any) -> JSON:
+        run: JSON = self._call("POST", "/_fake/check-runs", {"sha": sha, "name": name, **options})
+        return run
+
+    def add_status(self, sha: str, context: str, state: str, **options: Any) -> JSON:
+        body = {"sha": sha, "context": context, "state": state, **options}
+        status: JSON = self._call("POST", "/_fake/statuses", body)
+        return status
+
     def clear_faults(self) -> None:
         self._call("DELETE", "/_fake/faults")
 
@@ -1785,6 +1834,7 @@ def spawn(
     login: str = "github-actions[bot]",
     port: int = 0,
     api_prefix: str = "",
+    git_dir: Path | str | None = None,
 ) -> tuple[subprocess.Popen[str], RemoteFakeGitHub]:
     """Start ``python -m testing.fake_github`` and wait until it listens.
 
@@ -1793,6 +1843,8 @@ def spawn(
     command = [sys.executable, "-m", "testing.fake_github", "--repo", repository]
     command += ["--token", token, "--login", login, "--port", str(port)]
     command += ["--api-prefix", api_prefix]
+    if git_dir is not None:
+        command += ["--git-dir", str(git_dir)]
     if state_file is not None:
         command += ["--state-file", str(state_file)]
     root = Path(__file__).resolve().parent.parent
@@ -1825,6 +1877,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--login", default="github-actions[bot]", help="the token's user")
     parser.add_argument("--api-prefix", default="", help="serve the API below it: /api/v3")
     parser.add_argument("--state-file", type=Path, help="load from and save the state here")
+    parser.add_argument("--git-dir", type=Path, help="the bare repository pull requests read")
     args = parser.parse_args(argv)
     try:
         fake = FakeGitHub(
@@ -1835,6 +1888,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             port=args.port,
             state_file=args.state_file,
             api_prefix=args.api_prefix,
+            git_dir=args.git_dir,
         )
     except (ValueError, OSError) as error:
         print(f"fake_github: {error}", file=sys.stderr)

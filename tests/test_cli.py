@@ -451,6 +451,7 @@ MINIMAL_ARGS: dict[str, list[str]] = {
     "dashboard": ["--port", "0"],
     "github": [],
     "hook": ["install"],
+    "plan": ["revise", "--agent-cmd", "true"],
 }
 
 

@@ -103,6 +103,7 @@ def test_the_template_has_the_triggers_and_dispatch_inputs() -> None:
         "retry",
         "skip",
         "note",
+        "approve",  # the review gate (issue #17)
     ]
     assert inputs["command"]["default"] == "tick"
     assert on["issue_comment"] == {"types": ["created"]}
@@ -114,7 +115,13 @@ def test_the_template_asks_for_least_privilege_and_one_run_at_a_time() -> None:
     job = the_job(flow)
 
     assert flow["permissions"] == {}
-    assert job["permissions"] == {"contents": "write", "issues": "write"}
+    assert job["permissions"] == {
+        "contents": "write",
+        "issues": "write",
+        "pull-requests": "write",  # the one pull request (issue #17)
+        "checks": "read",  # ci-verify reads the checks of memento's commits
+        "statuses": "read",
+    }
     # At the job level, so that a run whose `if:` skips the job never takes the one
     # waiting place in the group from a run that matters.
     assert "concurrency" not in flow
@@ -124,11 +131,13 @@ def test_the_template_asks_for_least_privilege_and_one_run_at_a_time() -> None:
 
 def test_the_template_checks_out_without_credentials_and_passes_inputs_with_with() -> None:
     job = the_job(load(template()))
-    checkout, install, memento = job["steps"]
+    checkout, restore, install, memento = job["steps"]
 
     assert checkout["uses"].startswith("actions/checkout@")
     assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}
-    assert "claude" in install["run"]
+    assert restore["uses"].startswith("actions/cache@")  # the agent CLI, installed once
+    assert restore["with"]["path"] == "~/.memento-agent"
+    assert "claude" in install["run"] and "NPM_CONFIG_PREFIX" in install["run"]
     assert memento["uses"] == ACTION_REF
     assert memento["with"] == {
         "github-token": "${{ secrets.GITHUB_TOKEN }}",

@@ -41,11 +41,17 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
         import webbrowser
 
         webbrowser.open(url)  # the socket is listening: the browser's request waits for us
+    architect = None
+    if args.agent or args.agent_cmd:
+        from memento_gh.commands.plan import agent_settings
+
+        architect = agent_settings(args, layout)
     app = server.create_app(
         layout,
         secrets.token_urlsafe(32),
         writes.host_rule(args.host, socket.gethostname()),
         lambda: datetime.now(timezone.utc),
+        architect,
     )
     # uvicorn re-raises the Ctrl-C it stopped on; for a server, stopping is how it ends.
     with contextlib.suppress(KeyboardInterrupt):

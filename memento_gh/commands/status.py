@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from memento_gh import files
 from memento_gh.checks import check_plan_text
 from memento_gh.errors import UserError
+from memento_gh.formats import pull_record, status_log
 from memento_gh.layout import Layout, display
 from memento_gh.output import paint, wants_color
+from memento_gh.plan import budgets
 from memento_gh.plan.model import ERROR
 from memento_gh.plan.progress import done_text, summary
 
@@ -30,6 +33,14 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     )
     errors = sum(1 for problem in problems if problem.severity == ERROR)
     data = summary(plan, display(layout.plan), errors)
+    status_text = files.read_optional(layout.status) or ""
+    records = status_log.parse_status(status_text)
+    seen = pull_record.latest(records)
+    data["pull_request"] = seen.as_json() if seen else None
+    today = datetime.now(timezone.utc).date()
+    data["spend"] = budgets.summary(plan, today)
+    data["spend"]["models"] = status_log.spend_per_model(records)
+    spent = budgets.spend_line(plan, today)
     if args.command == "next":
         data = data["next"]
     if args.json:
@@ -37,7 +48,7 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     elif args.command == "next":
         print(data["message"] if data["task"] else f"nothing to run: {data['message']}")
     else:
-        print(render_status(data, wants_color(sys.stdout)))
+        print(render_status(data, wants_color(sys.stdout), spent))
     return 0
 
 
@@ -50,7 +61,7 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def render_status(data: dict[str, Any], color: bool) -> str:
+def render_status(data: dict[str, Any], color: bool, spent: str = "") -> str:
     done, skipped, total = data["completed"], data["skipped"], data["total"]
     counted = f"{done}/{total} done" + (f", {skipped} skipped" if skipped else "")
     lines = [
@@ -58,6 +69,11 @@ def render_status(data: dict[str, Any], color: bool) -> str:
         f"mode {data['mode']} · {counted} ({_percent(done + skipped, total)}) · "
         f"{data['blocked']} blocked · {data['running']} running · {data['ticks']} ticks",
     ]
+    spend = data.get("spend") or {}
+    if spent:
+        lines.append(f"spend {spent}{_forecast(spend)}")
+    if spend.get("over_budget"):
+        lines.append(paint(spend["over_budget"], "warning", color))
     errors = data["errors"]
     if errors:
         noun = "error" if errors == 1 else "errors"
@@ -75,6 +91,19 @@ def render_status(data: dict[str, Any], color: bool) -> str:
     nxt = data["next"]
     lines += ["", f"Next: {nxt['message'] if nxt['task'] else 'nothing — ' + nxt['message']}"]
     return "\n".join(lines)
+
+
+def _forecast(spend: dict[str, Any]) -> str:
+    forecast = spend.get("forecast")
+    if not forecast:
+        return ""
+    usd = forecast["usd"]
+    tokens = forecast["tokens_in"] + forecast["tokens_out"]
+    cost = f"${usd:.2f}, {tokens:,} tokens" if usd is not None else f"{tokens:,} tokens"
+    return (
+        f" · to finish about {cost} ({forecast['remaining_tasks']} tasks at the average of "
+        f"{forecast['sample']} done)"
+    )
 
 
 def _task_group(data: dict[str, Any], status: str, title: str, color: bool) -> list[str]:

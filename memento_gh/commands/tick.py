@@ -8,7 +8,8 @@ import signal
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, check_agent, choose_agent
+from memento_gh.engine.agent_check import check_agent, check_model, choose_agent, read_agent_args
+from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
@@ -48,6 +49,8 @@ def tick_config(
     check_agent(
         agent, args.agent_cmd, repo=layout.root, environ=os.environ, find_program=find_program
     )
+    model = check_model(args.model)
+    agent_args = read_agent_args(args.agent_args)
     if args.max_tasks is not None and args.max_tasks < 1:
         raise UserError(f"--max-tasks must be at least 1, not {args.max_tasks}")
     if args.worker_id:
@@ -68,6 +71,8 @@ def tick_config(
         worker_id=args.worker_id or "",
         max_tasks=args.max_tasks,
         shared=shared,
+        model=model,
+        agent_args=agent_args,
     )
 
 

@@ -4,7 +4,9 @@ the task's verify command. Nothing here records anything (``results.py`` does)."
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import BinaryIO
 
 from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
@@ -15,15 +17,19 @@ from memento_gh.engine import (
     guards,
     hidden,
     lessons,
+    limits,
     prompt,
     special_files,
     verify,
 )
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
 from memento_gh.engine.session import Session, is_working_file
+from memento_gh.formats import status_log
 from memento_gh.formats.notes import Note, parse_notes
 from memento_gh.formats.project_map import parse_project_map
+from memento_gh.plan import budgets
 from memento_gh.plan.meta import Settings
+from memento_gh.plan.model import Task
 from memento_gh.workspace import TreeStatus
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -47,6 +53,7 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     index = gitindex.KeptIndex(session.root, workspace.index_file)
     result, tree = run_agent(session, claim, settings)
     failure = agents.failure_of(result)
+    limit = provider_limit(session.agent, result, session.clock())
     # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
     violations = _remove_strays(tree)
     # Before git runs again: whatever the agent planted in .git would run, or mislead it.
@@ -76,13 +83,40 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         sizes=workspace.sizes(changes),
     )
     violations += [violation.message for violation in found]
-    if violations or failure:
-        return Attempt(tuple(violations), None, result, tuple(changes), started, failure)
+    if violations or failure or limit:
+        return _stopped(tuple(violations), result, tuple(changes), started, failure, limit)
     seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
     check = run_verify(session, claim, settings)
     # verify ran the agent's code: it too must leave .git as it was
     planted = tuple(f"while verify ran, {said}" for said in workspace.restore_git(git_before))
     return Attempt(planted, check, result, tuple(changes), started, seen_by_verify=seen)
+
+
+def provider_limit(agent: str, result: AgentResult, now: datetime) -> limits.Limit | None:
+    """The provider limit the agent's run ended at (``limits.py``); a time the agent gives
+    without a zone is this machine's local time, as the agent's own clock reads it."""
+    done = result.process
+    local = now.astimezone().tzinfo or timezone.utc
+    return limits.provider_limit(
+        agent, done.exit_code, done.timed_out, done.output, now=now, local=local
+    )
+
+
+def _stopped(
+    violations: tuple[str, ...],
+    result: AgentResult,
+    changes: tuple[FileChange, ...],
+    started: datetime,
+    failure: str | None,
+    limit: limits.Limit | None,
+) -> Attempt:
+    """An attempt that ends before verify: deferred when the provider stopped an agent that
+    broke no rule; failed when it broke one, whatever stopped it afterwards."""
+    if limit is not None and not violations:
+        return Attempt((), None, result, changes, started, limit=limit)
+    if limit is not None and failure is None:  # aider ends a limit with exit 0
+        failure = f"the agent stopped at a provider limit: {limit.words}"
+    return Attempt(violations, None, result, changes, started, failure)
 
 
 def _all_changes(
@@ -123,6 +157,8 @@ def run_agent(
         session.root,
         settings.agent_timeout,
         guards.protected_paths(session.layout.plan_dir),
+        model_for(task, settings, session.model),
+        session.agent_args,
     )
     argv = agents.agent_argv(
         session.agent,
@@ -132,6 +168,11 @@ def run_agent(
         repo=run.repo,
         timeout=run.timeout,
         protected=run.protected,
+        budget_usd=budgets.left_usd(
+            session.plan_file.before_claim, task, session.clock().astimezone(timezone.utc).date()
+        ),
+        model=run.model,
+        extra=run.extra,
     )
     listing = session.workspace.start_ignored_folders()  # git lists them meanwhile
     written: list[Path] = []  # the files the preset's command line names
@@ -141,6 +182,7 @@ def run_agent(
             # redirect the write.
             text = build_prompt(session, claim, settings)
             files.write_atomic(prompt_file, text, durable=False)
+            session.keep_prompt(task.id, text)
             written = agents.prepare_run(session.agent, run)
             log = session.tick_log()  # before the walk: the log is no change of the agent's
             # memento's own folder (logs/) is walked, ignored or not
@@ -156,12 +198,39 @@ def run_agent(
             log=log,
             prompt_file=prompt_file,
             agent=session.agent,
+            identity=_identity_for(session),
+            model=run.model,
         )
+        _tell_spend(session, log, ran)
     finally:
         for path in (prompt_file, *written):
             with contextlib.suppress(OSError):  # gone with .git, if the agent took that away
                 path.unlink()
     return ran, tree
+
+
+def _tell_spend(session: Session, log: BinaryIO, ran: AgentResult) -> None:
+    """The run's cost report, said and kept in the tick's log."""
+    said = status_log.cost_text(ran.cost)
+    if said:
+        session.say(f"  agent spend: {said}")
+        log.write(f"\n[memento] the agent's spend: {said}\n".encode())
+
+
+def _identity_for(session: Session) -> tuple[str, ...]:
+    """The identity memento commits with, for an agent that would otherwise write one into
+    .git/config (aider, where git names nobody); read only for such an agent, since reading
+    it is a git command of its own."""
+    return session.workspace.identity() if agents.writes_identity(session.agent) else ()
+
+
+def model_for(task: Task, settings: Settings, chosen: str | None) -> str | None:
+    """The model this run of ``task`` takes: Meta's ``retry_model`` for a task that failed
+    before, else the task's own ``model:``, else the tick's (``--model``, ``MEMENTO_MODEL``,
+    the action's input); None leaves the agent on its own default."""
+    if task.retries > 0 and settings.retry_model:
+        return settings.retry_model
+    return task.model or chosen
 
 
 def build_prompt(session: Session, claim: Claim, settings: Settings) -> str:

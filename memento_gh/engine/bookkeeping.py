@@ -5,18 +5,21 @@ caller passes the time in and writes the result (``ledger.py``, ``outcomes.py``)
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import NamedTuple
 
 from memento_gh.engine.records import Attempt, Claim
 from memento_gh.formats import runner_output, status_log
-from memento_gh.plan import editor
+from memento_gh.plan import budgets, editor, spend
 from memento_gh.plan.model import BLOCKED, DONE, PENDING, RUNNING, Plan, Task
 from memento_gh.plan.values import format_time
 
 SUCCESS = "success"
 FAILED = "failed"
 BLOCKED_OUTCOME = "blocked"
+#: The agent's provider refused more work: no retry counted, the task waits for the next tick.
+DEFERRED = "deferred"
 #: Why a task a dead tick was running counts as a failed attempt.
 DIED = "the previous tick died while running this task"
 
@@ -26,20 +29,30 @@ class Failure(NamedTuple):
 
     retries: int
     max_retries: int
+    #: Why the task's own spend blocks it (``budget_per_task``), whatever retries are left.
+    over_budget: str | None = None
 
     @property
     def blocked(self) -> bool:
-        return self.retries >= self.max_retries
+        return self.retries >= self.max_retries or self.over_budget is not None
 
     @property
     def outcome(self) -> str:
         return BLOCKED_OUTCOME if self.blocked else FAILED
 
 
-def failure_of(plan: Plan, task: Task) -> Failure:
-    """The failure of ``task`` as the plan stands (its retries as written there now)."""
+def failure_of(
+    plan: Plan,
+    task: Task,
+    cost: Mapping[str, object] | None = None,
+    where: str = budgets.PLAN,
+) -> Failure:
+    """The failure of ``task`` as the plan stands (its retries and spend as written there
+    now), after a run that cost ``cost``."""
     current = plan.task(task.id) or task
-    return Failure(current.retries + 1, plan.settings.max_retries)
+    spent = current.spend + spend.of_cost(cost)
+    over = budgets.task_over_budget(plan, current, spent, where)
+    return Failure(current.retries + 1, plan.settings.max_retries, over)
 
 
 def claim_edits(
@@ -80,6 +93,42 @@ def failure_edits(
     ]
     failed_ticks = plan.settings.consecutive_failed_ticks + (1 if first_of_tick else 0)
     return edits + counter_edits(plan, tick, failed_ticks=failed_ticks)
+
+
+def spend_edits(
+    plan: Plan,
+    task_id: str,
+    cost: Mapping[str, object] | None,
+    ended: datetime,
+    *,
+    first_of_tick: bool,
+) -> list[editor.Edit]:
+    """The ledger after one agent run: the run's spend added to the task's ``spend``, to
+    the Meta's ``spend_total`` and to ``spend_day`` (a new UTC day starts at zero), whose
+    ticks count the tick's first task. Added to the plan as it stands, so a result made
+    again on another worker's tip counts once."""
+    run = spend.of_cost(cost)
+    settings = plan.settings
+    today = ended.astimezone(timezone.utc).date()
+    day = settings.spend_day.on(today)
+    day = day._replace(spend=day.spend + run, ticks=day.ticks + (1 if first_of_tick else 0))
+    edits = [editor.set_meta(plan, "spend_day", day.render())]
+    if run.empty:
+        return edits
+    task = plan.task(task_id)
+    held = task.spend if task is not None else spend.Spend()
+    return [
+        *edits,
+        editor.set_meta(plan, "spend_total", (settings.spend_total + run).render()),
+        editor.set_field(plan, task_id, "spend", (held + run).render()),
+    ]
+
+
+def deferral_edits(plan: Plan, task_id: str, tick: int) -> list[editor.Edit]:
+    """``[ ]`` again, the claim gone, the tick counted; no retry and no failed tick: the
+    provider's limit is not the task's doing."""
+    edits = [editor.set_status(plan, task_id, PENDING), *_unclaim(plan, task_id)]
+    return edits + counter_edits(plan, tick)
 
 
 def counter_edits(
@@ -153,6 +202,18 @@ def failure_message(claim: Claim, failure: Failure, worker: str | None) -> str:
     return f"{subject}\n\n{trailers(claim.task.id, claim.tick, worker)}"
 
 
+def deferral_message(claim: Claim, worker: str | None) -> str:
+    subject = f"memento: {claim.task.id} deferred (provider limit)"
+    return f"{subject}\n\n{trailers(claim.task.id, claim.tick, worker)}"
+
+
+def deferral_text(attempt: Attempt) -> str:
+    """What a deferred run says on the tick's output and in the job summary."""
+    limit = attempt.limit
+    words = limit.words if limit else "the agent's provider refused more work"
+    return f"provider limit, no retry counted: {words}"
+
+
 # -- the status log -------------------------------------------------------------------------
 
 
@@ -182,6 +243,8 @@ def status_entry(
     """The status log's entry for one task run."""
     check = attempt.verify
     success = outcome == SUCCESS
+    deferred = outcome == DEFERRED
+    limit = attempt.limit if deferred else None
     settings = plan.settings
     return status_log.TickEntry(
         time=attempt.started,
@@ -195,7 +258,7 @@ def status_entry(
         exit_code=check.exit_code if check else None,
         verify_timed_out=check.timed_out if check else False,
         duration=(ended - attempt.started).total_seconds(),
-        error_analysis=None if success else analysis(attempt),
+        error_analysis=None if success or deferred else analysis(attempt),
         files=tuple((c.path, c.added, c.removed) for c in attempt.changes) if success else None,
         diff_size=sum(c.added + c.removed for c in attempt.changes),
         commit=None,
@@ -204,6 +267,8 @@ def status_entry(
         agent_failure=attempt.agent_failure,
         tick_died=attempt.tick_died,
         conflict=attempt.conflict,
+        provider_limit=limit.words if limit else None,
+        try_again=limit.when if limit else None,
         cost=attempt.agent.cost if attempt.agent else None,
         log=log,
         escalation=outcome == BLOCKED_OUTCOME,

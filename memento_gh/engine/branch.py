@@ -72,7 +72,9 @@ class LocalBranch:
         claimed, text, block = session.plan_file.write_claim(task, edits)
         return Claim(claimed, text, block, number, index)
 
-    def publish(self, redo: Callable[[], object] | None = None) -> bool:
+    def publish(
+        self, redo: Callable[[], object] | None = None, *, due: Callable[[], bool] | None = None
+    ) -> bool:
         return True
 
     def publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
@@ -159,17 +161,29 @@ class PoolBranch:
         )
         return claim._replace(commit=sha)
 
-    def publish(self, redo: Callable[[], object] | None = None) -> bool:
+    def publish(
+        self, redo: Callable[[], object] | None = None, *, due: Callable[[], bool] | None = None
+    ) -> bool:
         """Push the bookkeeping just committed; on each rejection, move to the remote's tip
-        and ``redo`` it there (None: push once). False when the branch kept moving."""
+        and ``redo`` it there (None: push once). False when the branch kept moving.
+
+        ``due`` says, on the new tip, whether the bookkeeping is still to be recorded there:
+        as long as it is, the pushes go on past the usual number of attempts (a record
+        nobody else can make, such as a dead tick's attempt); once it is not, they stop."""
         if redo is None:
             return self.remote.publish()
-        for attempt in range(1, self.remote.attempts + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             if self.remote.publish():
                 self._published()
                 return True
-            self.remote.wait(attempt)
+            self.remote.wait(attempt, urgent=due is not None)
             self._refresh()
+            if due is not None and not due():
+                return False  # recorded meanwhile, by another worker: nothing left to push
+            if attempt >= self.remote.attempts and due is None:
+                break
             redo()
         self._refresh()
         self.session.say("The branch kept moving: this tick's bookkeeping was not pushed")
@@ -184,15 +198,21 @@ class PoolBranch:
             self.claimed_by = None
 
     def _publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
+        """A result is a whole agent run: it is pushed again, with growing jittered waits,
+        for as long as the claim on the remote is this tick's and live. It fails only for a
+        reason of its own: the claim was reset, the change no longer applies, or the claim
+        went stale before the branch let the result in."""
         session = self.session
         task = claim.task
         paths = [c.path for c in attempt.changes] + [
             c.old_path for c in attempt.changes if c.old_path
         ]
-        for number in range(1, self.remote.attempts + 1):
+        number = 0
+        while True:
+            number += 1
             if self.remote.publish():
                 self._published()
-                return outcome
+                return outcome._replace(pushes=number)
             self.remote.wait(number, urgent=True)
             patch = b""
             if outcome.outcome == bookkeeping.SUCCESS and outcome.commit and claim.commit:
@@ -202,16 +222,29 @@ class PoolBranch:
             session.say(f"  the branch moved: making the result again on {head}")
             held = session.plan_file.current.task(task.id)
             if held is None or held.marker != RUNNING or held.claimed != task.claimed:
-                return self._claim_lost(task)
+                return self._claim_lost(task)._replace(pushes=number)
+            if number >= self.remote.attempts and self._stale(held):
+                break
             outcome, attempt = self._make_again(claim, attempt, outcome, patch, paths)
         self._refresh()
         return TaskOutcome(
             task.id,
             "unpublished",
             None,
-            "the branch kept moving, so the result was not pushed; the claim goes stale and "
-            "the task runs again",
+            f"the branch kept moving for {number} pushes, until the claim was older than "
+            "stale_lock_timeout; the claim goes stale and the task runs again (raise "
+            "stale_lock_timeout in the plan's Meta)",
+            pushes=number,
         )
+
+    def _stale(self, task: Task) -> bool:
+        """The claim is older than the plan's stale_lock_timeout: another worker may reset it
+        at any moment, so it no longer holds the task."""
+        claimed = task.claimed
+        if claimed is None:
+            return True
+        timeout = self.session.plan_file.current.settings.stale_lock_timeout
+        return (self.session.clock() - claimed.at).total_seconds() >= timeout
 
     def _make_again(
         self,
@@ -221,9 +254,12 @@ class PoolBranch:
         patch: bytes,
         paths: list[str],
     ) -> tuple[TaskOutcome, Attempt]:
-        """The result recorded again on the new tip: a failure as a failure, a success with
+        """The result recorded again on the new tip: a failure as a failure, a deferral as a
+        deferral, a success with
         its change applied as a patch, or failed when the patch no longer applies."""
         session = self.session
+        if outcome.outcome == bookkeeping.DEFERRED:
+            return results.defer(session, claim, attempt, self.worker), attempt
         if outcome.outcome != bookkeeping.SUCCESS:
             return results.fail(session, claim, attempt, self.worker), attempt
         if session.workspace.apply_change(patch):
@@ -275,8 +311,13 @@ class PoolBranch:
         def record() -> None:
             record_death(session, task, self.worker)
 
+        def due() -> bool:
+            """The dead tick's claim is still on the branch: only this clone knows it died."""
+            held = session.plan_file.current.task(task.id)
+            return held is not None and held.marker == RUNNING and held.claimed == task.claimed
+
         record()
-        self.publish(record)
+        self.publish(record, due=due)
 
     def _sync(self) -> None:
         self.session.say(f"Shared branch: {self.remote.sync()}")

@@ -2,7 +2,9 @@
 and ``.memento_alert``, next to the plan (``plan_file.py``).
 
 Every bookkeeping commit goes through ``commit_with_state``, which first writes STATE.md,
-the snapshot to resume from, so that it always matches the commit it is in.
+the snapshot to resume from, so that it always matches the commit it is in, and takes the
+credentials out of every bookkeeping file and the message: whatever a verify or an agent
+printed (a status entry's excerpt, a lesson learned from it) reaches no commit with a key.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from memento_gh.formats.notes import mark_read
 from memento_gh.formats.state import render_state
 from memento_gh.layout import MEMORY_FOLDER, Layout
 from memento_gh.plan.model import Plan
+from memento_gh.redact import Redactor
 from memento_gh.workspace import Workspace
 
 STATUS_HEADER = "# TICK STATUS LOG\n\n"
@@ -34,8 +37,10 @@ class Ledger:
         workspace: Workspace,
         plan_file: PlanFile,
         clock: Callable[[], datetime],
+        redactor: Redactor | None = None,
     ) -> None:
         self.layout = layout
+        self.redactor = redactor or Redactor()
         self.workspace = workspace
         self.plan_file = plan_file
         self.clock = clock
@@ -124,8 +129,10 @@ class Ledger:
         """Write STATE.md for ``message``'s subject, then commit every bookkeeping file with
         the paths of the agent's work (``work``; ``added``: those git does not know yet).
         ``tick`` is the number the commit belongs to (default: the next tick's)."""
+        message = self.redactor.redact(message)
         self.write_state(message.split("\n", 1)[0])
         bookkeeping_paths = self.bookkeeping_paths()
+        self._redact_files(bookkeeping_paths)
         paths = [*work, *(path for path in bookkeeping_paths if path not in work)]
         new = [*added, *(path for path in bookkeeping_paths if path not in self._known)]
         number = tick if tick is not None else self.plan_file.current.settings.total_ticks + 1
@@ -134,6 +141,18 @@ class Ledger:
         )
         self._known.update(bookkeeping_paths)
         return sha
+
+    def _redact_files(self, paths: Sequence[str]) -> None:
+        """The credentials out of the bookkeeping files but the plan (a person's, edited
+        only surgically), before they are committed."""
+        plan = self.relative(self.layout.plan)
+        for path in paths:
+            if path == plan:
+                continue
+            text = files.read_text(self._root / path)
+            redacted = self.redactor.redact(text)
+            if redacted != text:
+                files.write_atomic(self._root / path, redacted)
 
 
 def write_alert(layout: Layout, plan: Plan, status_text: str, now: datetime) -> None:

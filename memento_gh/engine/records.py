@@ -8,7 +8,9 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from memento_gh.changes import FileChange
+from memento_gh.engine.limits import Limit
 from memento_gh.plan.model import Task
+from memento_gh.plan.spend import Spend, of_costs
 
 
 class ProcessResult(NamedTuple):
@@ -70,6 +72,8 @@ class Attempt(NamedTuple):
     ``agent_failure``, the agent's exit or timeout with its last words; ``tick_died``, the
     tick running the task died (a later tick records it); ``conflict``, on a shared branch,
     the change no longer applies to files another task changed since the claim.
+    ``limit``: the agent stopped at its provider's limit and broke no rule: the attempt is
+    deferred, not failed.
     ``seen_by_verify`` is the fingerprint of the agent's files when verify started
     (``fingerprint.py``; None: not taken, or nothing to hold the commit to)."""
 
@@ -82,10 +86,15 @@ class Attempt(NamedTuple):
     tick_died: str | None = None
     conflict: str | None = None
     seen_by_verify: Mapping[str, bytes] | None = None
+    limit: Limit | None = None
 
     @property
     def passed(self) -> bool:
         return not self.failures and self.verify is not None and self.verify.exit_code == 0
+
+    @property
+    def deferred(self) -> bool:
+        return self.limit is not None and not self.failures
 
     @property
     def failures(self) -> tuple[str, ...]:
@@ -97,21 +106,40 @@ class Attempt(NamedTuple):
 
 class TaskOutcome(NamedTuple):
     task_id: str
-    outcome: str  # "success" | "failed" | "blocked" | "lost" | "unpublished"
+    outcome: str  # "success" | "failed" | "blocked" | "deferred" | "lost" | "unpublished"
     commit: str | None
     message: str
+    #: deferred: when the agent said to try again (None: it did not say)
+    try_again: str | None = None
+    #: the agent's cost report of this run (``cost_reports.parse_cost``), whatever the outcome
+    cost: Mapping[str, Any] | None = None
+    #: How many pushes the result took on a shared branch (0: no branch shared).
+    pushes: int = 0
+    #: The end of the verify output of a run that failed it (for the blocked task's issue).
+    verify_output: str = ""
+
+    @property
+    def summary(self) -> str:
+        """The task's part of the tick's line: ``T-101 deferred (try again …)``."""
+        when = f" (try again {self.try_again})" if self.try_again else ""
+        return f"{self.task_id} {self.outcome}{when}"
 
 
 class TickResult(NamedTuple):
-    status: str  # "ran" | "idle" | "skipped"
+    status: str  # "ran" | "idle" | "skipped" | "over_budget"
     tick: int | None
     tasks: tuple[TaskOutcome, ...]
     message: str
 
     @property
+    def spend(self) -> Spend:
+        """What the agent's runs of this tick cost, as their reports say."""
+        return of_costs(task.cost for task in self.tasks)
+
+    @property
     def line(self) -> str:
         """The tick's line for a person: ``tick: ran — T-101 success``. A skip's message
         says it all already (``Tick skipped: mode=paused; …``)."""
-        if self.status == "skipped":
+        if self.status in ("skipped", "over_budget"):
             return self.message
         return f"tick: {self.status} — {self.message}"

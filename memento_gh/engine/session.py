@@ -3,6 +3,7 @@ environment and the output. Made once when the tick starts; its parts are never 
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 from collections.abc import Callable, Mapping
@@ -17,6 +18,7 @@ from memento_gh.engine.ledger import Ledger
 from memento_gh.engine.plan_file import PlanFile
 from memento_gh.layout import Layout
 from memento_gh.plan.values import format_time
+from memento_gh.redact import RedactingWriter, Redactor
 from memento_gh.workspace import Workspace
 
 Clock = Callable[[], datetime]
@@ -36,6 +38,8 @@ class Session:
         agent: str,
         agent_cmd: str | None,
         worker_id: str,
+        model: str | None = None,
+        agent_args: tuple[str, ...] = (),
         clock: Clock,
         environ: Mapping[str, str],
         say: Callable[[str], None],
@@ -45,6 +49,8 @@ class Session:
         self.root = workspace.root
         self.agent = agent
         self.agent_cmd = agent_cmd
+        self.model = model
+        self.agent_args = agent_args
         self.worker_id = worker_id
         self.clock = clock
         self.environ = environ
@@ -60,7 +66,9 @@ class Session:
         )
         self._log: BinaryIO | None = None
         self.plan_file = PlanFile(layout.plan, plan_path.as_posix())
-        self.ledger = Ledger(layout, workspace, self.plan_file, clock)
+        #: Credentials out of what leaves the tick: its commits, and its log (redact_logs).
+        self.redactor = Redactor.from_environ(environ)
+        self.ledger = Ledger(layout, workspace, self.plan_file, clock, self.redactor)
 
     @cached_property
     def keep(self) -> list[str]:
@@ -83,8 +91,19 @@ class Session:
         ``close``: the agent may delete or replace the file, but not make memento write
         through a link or wait on a FIFO in its place."""
         if self._log is None:
-            self._log = files.open_append(self.log_path)
+            log = files.open_append(self.log_path)
+            if self.plan_file.current.settings.redact_logs:
+                log = io.BufferedWriter(RedactingWriter(log, self.redactor))
+            self._log = log
         return self._log
+
+    def keep_prompt(self, task_id: str, text: str) -> None:
+        """A copy of the prompt beside the tick log (``tick_<time>.prompt-<task>.md``), for
+        the person reading what the agent was told; redacted as the log is."""
+        if self.plan_file.current.settings.redact_logs:
+            text = self.redactor.redact(text)
+        name = f"{self.log_path.stem}.prompt-{task_id}.md"
+        files.write_atomic(self.log_path.with_name(name), text, durable=False)
 
     def close(self) -> None:
         if self._log is not None:

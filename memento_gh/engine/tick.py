@@ -19,17 +19,18 @@ from datetime import datetime, timezone
 from typing import NamedTuple, Protocol
 
 from memento_gh import files
-from memento_gh.engine import agents, attempt, breaker, pipeline
+from memento_gh.engine import agent_check, attempt, bookkeeping, breaker, pipeline
 from memento_gh.engine.branch import LocalBranch, PoolBranch, Remote, refuse_dirty_tree
 from memento_gh.engine.globs import is_ignored
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome, TickResult
 from memento_gh.engine.recovery import RunningMarker, recover_dead_tick
-from memento_gh.engine.results import fail, succeed
+from memento_gh.engine.results import defer, fail, succeed
 from memento_gh.engine.session import Clock, Session, is_working_file, log_line
 from memento_gh.formats import status_log
 from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.layout import Layout
 from memento_gh.lock import Busy, repo_lock
+from memento_gh.plan import budgets
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import no_cyclic_gc
 from memento_gh.workspace import RollbackReport, TreeStatus, Workspace, start_status
@@ -42,6 +43,10 @@ class TickConfig(NamedTuple):
     max_tasks: int | None = None
     #: Set when other workers share the branch: claims and results are pushed through it.
     shared: Remote | None = None
+    #: The model every task runs on, unless the task or a retry names another.
+    model: str | None = None
+    #: The user's own arguments, after the preset's.
+    agent_args: tuple[str, ...] = ()
 
 
 def default_worker_id() -> str:
@@ -62,7 +67,7 @@ def run_tick(
 ) -> TickResult:
     """Run one tick; a tick already running on this repository makes this one a no-op.
     An agent that cannot run is refused first, before anything is claimed."""
-    agents.check_agent(config.agent, config.agent_cmd, repo=layout.root, environ=environ)
+    agent_check.check_agent(config.agent, config.agent_cmd, repo=layout.root, environ=environ)
     try:
         # The cyclic collector stays off: a large plan is hundreds of thousands of small
         # objects, none in a cycle, that each collection would walk again for nothing.
@@ -89,6 +94,8 @@ def _tick(
             Workspace(layout.root),
             agent=config.agent,
             agent_cmd=config.agent_cmd,
+            model=config.model,
+            agent_args=config.agent_args,
             worker_id=config.worker_id or default_worker_id(),
             clock=clock,
             environ=environ,
@@ -108,6 +115,10 @@ def _tick(
         pending.close()
     if plan is None:
         return _skip(session, _mode_reason(session.plan_file.current.settings.tick_mode))
+    over = _over_budget(session, plan)
+    if over:
+        session.log_line(over)  # the mode stays auto: the next UTC day runs again
+        return TickResult("over_budget", None, (), over)
     # From here until the tick ends, whatever differs from HEAD is this tick's unfinished
     # work: the marker tells the next tick to roll it back if this one dies.
     marker.write(None, None, branch.marker_fields(None))
@@ -147,8 +158,9 @@ def _ready_plan(session: Session, branch: Branch, status: Callable[[], TreeStatu
 def _run_tasks(
     session: Session, marker: RunningMarker, branch: Branch, limit: int
 ) -> tuple[list[TaskOutcome], int | None]:
-    """Take, run and record tasks while the limit and the claims' time allow; the
-    outcomes, and the tick's number (None: no task ran)."""
+    """Take, run and record tasks while the limit and the claims' time allow, and the
+    agent's provider takes more work; the outcomes, and the tick's number (None: no task
+    ran)."""
     outcomes: list[TaskOutcome] = []
     tried: set[str] = set()
     tick: int | None = None
@@ -160,8 +172,11 @@ def _run_tasks(
             tried.add(claim.task.id)
             tick = claim.tick
             outcomes.append(_run_task(session, marker, branch, claim))
-            if session.plan_file.current.settings.tick_mode != "auto":
+            current = session.plan_file.current
+            if current.settings.tick_mode != "auto" or _over_budget(session, current):
                 break
+            if outcomes[-1].outcome == bookkeeping.DEFERRED:
+                break  # the provider is limited: the next task would meet the same limit
     return outcomes, tick
 
 
@@ -169,13 +184,25 @@ def _run_task(session: Session, marker: RunningMarker, branch: Branch, claim: Cl
     session.checkpoint("claimed")
     tried = attempt.attempt(session, claim)
     session.checkpoint("attempted")
-    record = succeed if tried.passed else fail
+    record = succeed if tried.passed else defer if tried.deferred else fail
     outcome = branch.publish_result(claim, tried, record(session, claim, tried, branch.worker))
+    outcome = outcome._replace(cost=tried.agent.cost if tried.agent else None)
     # Not flushed: lost to a power cut, the marker left names a task that is committed by
     # now, and the next tick's recovery finds nothing of it to undo.
     marker.write(None, claim.tick, branch.marker_fields(None), durable=False)
-    session.say(f"  {outcome.outcome}: {outcome.message}")
+    pushed = f" ({_pushes(outcome.pushes)})" if outcome.pushes else ""
+    session.say(f"  {outcome.outcome}: {outcome.message}{pushed}")
     return outcome
+
+
+def _over_budget(session: Session, plan: Plan) -> str | None:
+    """Why the day's budget lets no task start, or None."""
+    today = session.clock().astimezone(timezone.utc).date()
+    return budgets.over_budget(plan, today, session.plan_file.shown_as)
+
+
+def _pushes(count: int) -> str:
+    return "1 push" if count == 1 else f"{count} pushes"
 
 
 def _git_failed(session: Session, branch: Branch, error: GitError) -> None:
@@ -232,7 +259,7 @@ def _skip(session: Session, reason: str) -> TickResult:
 def _result(outcomes: list[TaskOutcome], tick: int | None) -> TickResult:
     if not outcomes:
         return TickResult("idle", tick, (), "no task ran")
-    summary = "; ".join(f"{o.task_id} {o.outcome}" for o in outcomes)
+    summary = "; ".join(outcome.summary for outcome in outcomes)
     return TickResult("ran", tick, tuple(outcomes), summary)
 
 
@@ -244,7 +271,9 @@ class Branch(Protocol):
     def begin(self, dirty: Callable[[], list[str]]) -> None: ...
     def marker_fields(self, task_id: str | None) -> Mapping[str, str | None]: ...
     def take(self, tried: set[str], tick: int | None, index: int) -> Claim | None: ...
-    def publish(self, redo: Callable[[], object] | None = None) -> bool: ...
+    def publish(
+        self, redo: Callable[[], object] | None = None, *, due: Callable[[], bool] | None = None
+    ) -> bool: ...
     def publish_result(
         self, claim: Claim, attempt: Attempt, outcome: TaskOutcome
     ) -> TaskOutcome: ...

@@ -23,7 +23,7 @@ from memento_gh.formats.memory import (
     one_line,
     same_key,
 )
-from memento_gh.formats.status_log import BLOCKED, FAILED, ParsedEntry
+from memento_gh.formats.status_log import BLOCKED, DEFERRED, FAILED, ParsedEntry
 from memento_gh.plan import values
 
 if TYPE_CHECKING:
@@ -143,6 +143,8 @@ def last_failure(records: Sequence[StatusRecord], task_id: str) -> ParsedEntry |
     """
     for record in reversed(records):
         if isinstance(record, ParsedEntry) and record.task_id == task_id:
+            if record.outcome == DEFERRED:
+                continue  # the provider's limit says nothing about the task
             return record if record.outcome in (FAILED, BLOCKED) else None
     return None
 

@@ -35,11 +35,11 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from memento_gh.layout import NOTES_NAME, PLAN_NAME, STATUS_NAME
-from memento_gh.plan import schedule, values
+from memento_gh.plan import budgets, schedule, values
 from memento_gh.plan.model import BLOCKED, DONE, RESOLVED, RUNNING, SKIPPED, Plan, Task
 
 if TYPE_CHECKING:
-    from datetime import datetime
+    from datetime import date, datetime
 
 HEADER = "# Current State"
 _ITEM = re.compile(r"-[ \t]+(?P<key>[^:]+?):[ \t]*(?P<value>.*?)[ \t]*$")
@@ -60,6 +60,7 @@ def render_state(
     """
     decision = schedule.pick(plan)
     paths = _Paths(plan_dir)
+    blocking = (*alerts, *_budget(plan, now))
     lines = [
         HEADER,
         "",
@@ -71,18 +72,30 @@ def render_state(
         f"- Mode: {plan.settings.tick_mode}",
         f"- Phase: {_phase(plan, decision)}",
         f"- Progress: {_progress(plan)}",
+        f"- Spend: {budgets.spend_line(plan, _utc_day(now))}",
         f"- Current: {_current(plan)}",
         f"- Next: {decision.task.title if decision.task else 'none — ' + _flat(decision.message)}",
         "",
         "## Context",
         f"- Last action: {_flat(last_action) or 'none recorded'}",
         f"- Next action: {_next_action(plan, decision)}",
-        f"- Blockers: {'; '.join(_blockers(plan, decision, alerts)) or 'none'}",
+        f"- Blockers: {'; '.join(_blockers(plan, decision, blocking)) or 'none'}",
         "",
         "## Resume",
         *(f"{number}. {step}" for number, step in enumerate(_resume(decision, paths), start=1)),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _utc_day(now: datetime) -> date:
+    from datetime import timezone
+
+    return now.astimezone(timezone.utc).date()
+
+
+def _budget(plan: Plan, now: datetime) -> tuple[str, ...]:
+    reason = budgets.over_budget(plan, _utc_day(now))
+    return (reason,) if reason else ()
 
 
 def parse_state(text: str) -> dict[str, str]:

@@ -21,6 +21,10 @@ longer applies to files another task changed) and ``Guard Violations`` (the rule
 change broke). Older logs put the first three under Guard Violations; every field is read
 by name, so they read as before.
 
+A run the agent's provider cut short (a rate limit, a spent quota, an overloaded model) is
+``⏳ DEFERRED``, counting no retry: **Provider Limit** holds the agent's own words, **Try
+Again** when it said to (a time in UTC and its words, or its words alone).
+
 An event (a skipped tick, a reset claim, the end of the pipeline, a control)::
 
     - [2025-01-15T14:45:00Z] 🎉 ALL TASKS COMPLETE
@@ -35,21 +39,23 @@ backtick run in it, so a line ``## [...] Tick #999`` of output is never a new en
 # annotation given as a string when it makes the class, a cost every start of `memento`
 # paid for this module's records (benchmarks/bench_tick.py).
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import NamedTuple
 
 from memento_gh.durations import format_duration, parse_duration
 from memento_gh.formats import runner_output
 from memento_gh.markdown import FENCE_OPENED, NORMAL, CodeTracker
-from memento_gh.plan import values
+from memento_gh.plan import spend, values
 from memento_gh.plan.scanner import split_lines
 
 HEADER = "# TICK STATUS LOG"
 ARCHIVE_DIR = "logs/status_archive"
-SUCCESS, FAILED, BLOCKED = "success", "failed", "blocked"
-OUTCOMES = (SUCCESS, FAILED, BLOCKED)
+SUCCESS, FAILED, BLOCKED, DEFERRED = "success", "failed", "blocked", "deferred"
+OUTCOMES = (SUCCESS, FAILED, BLOCKED, DEFERRED)
 ESCALATION = "⚠️ NEEDS ARCHITECT ATTENTION"
 #: An entry shows this many lines of verify's output: where it reports the failure.
 VERIFY_LINES = runner_output.EXCERPT_LINES
@@ -82,7 +88,7 @@ class TickEntry(NamedTuple):
     time: datetime
     tick: int
     task: str  # "T-101 [MODULE:database] Setup PostgreSQL schema"
-    outcome: str  # SUCCESS | FAILED | BLOCKED
+    outcome: str  # SUCCESS | FAILED | BLOCKED | DEFERRED
     duration: float  # seconds
     verify_head: str = ""  # the first lines of the verify output (more are cut)
     exit_code: int | None = None  # verify's; None: it timed out or did not run
@@ -105,6 +111,9 @@ class TickEntry(NamedTuple):
     agent_failure: str | None = None
     tick_died: str | None = None  # the tick running the task died (a later one records it)
     conflict: str | None = None  # the change no longer applies on a shared branch's new tip
+    #: deferred: the agent's words about its provider's limit, and when to try again
+    provider_limit: str | None = None
+    try_again: str | None = None
 
 
 class ParsedEntry(NamedTuple):
@@ -161,6 +170,8 @@ def _later_fields(entry: TickEntry) -> list[tuple[str, str]]:
     size = entry.diff_size
     return [
         ("Error Analysis", _one_line(entry.error_analysis or "")),
+        ("Provider Limit", _one_line(entry.provider_limit or "")),
+        ("Try Again", _one_line(entry.try_again or "")),
         ("Tick Died", _one_line(entry.tick_died or "")),
         ("Agent Failure", _one_line(entry.agent_failure or "")),
         ("Conflict", _one_line(entry.conflict or "")),
@@ -170,7 +181,7 @@ def _later_fields(entry: TickEntry) -> list[tuple[str, str]]:
         ("Diff Size", "" if size is None else f"{size} line{'' if size == 1 else 's'}"),
         ("Git Commit", _commit(entry)),
         ("Outputs", _one_line(entry.outputs or "")),
-        ("Cost", _cost(entry.cost)),
+        ("Cost", cost_text(entry.cost)),
         ("Log", _one_line(entry.log or "")),
     ]
 
@@ -219,6 +230,12 @@ def _heading(entry: TickEntry) -> str:
 def _status(entry: TickEntry) -> str:
     if entry.outcome == SUCCESS:
         return "✅ SUCCESS"
+    if entry.outcome == DEFERRED:
+        if entry.retry is None or entry.max_retries is None:
+            return "⏳ DEFERRED (a provider limit: no retry counted)"
+        return (
+            f"⏳ DEFERRED (retry {entry.retry}/{entry.max_retries}, not counted: a provider limit)"
+        )
     label = "❌ FAILED" if entry.outcome == FAILED else "🚫 BLOCKED"
     retry, most = entry.retry, entry.max_retries
     if retry is None or most is None:
@@ -291,14 +308,15 @@ def _commit(entry: TickEntry) -> str:
     return f'`{sha[:7]}` — "{_one_line(message)}"'
 
 
-def _cost(cost: Mapping[str, object] | None) -> str:
-    """``$0.42, 12,345 tokens in / 2,345 out, claude-sonnet-4``; unknown keys are left out."""
+def cost_text(cost: Mapping[str, object] | None) -> str:
+    """``$0.0247, 12,345 tokens in / 2,345 out, claude-sonnet-4``; unknown keys are left
+    out. The price is exact to the millionth (``spend.format_usd``), so the entries add up."""
     if not cost:
         return ""
     parts = []
     usd = next((cost[k] for k in ("usd", "total_cost_usd", "cost_usd") if k in cost), None)
-    if isinstance(usd, int | float):
-        parts.append(f"${usd:.2f}" if usd == 0 or usd >= 0.01 else f"${usd:.4f}")
+    if isinstance(usd, int | float) and not isinstance(usd, bool) and math.isfinite(usd):
+        parts.append(f"${spend.format_usd(Decimal(str(max(float(usd), 0.0))))}")
     tokens_in, tokens_out = cost.get("input_tokens"), cost.get("output_tokens")
     if isinstance(tokens_in, int) and isinstance(tokens_out, int):
         parts.append(f"{tokens_in:,} tokens in / {tokens_out:,} out")
@@ -309,6 +327,49 @@ def _cost(cost: Mapping[str, object] | None) -> str:
     if isinstance(cost.get("model"), str):
         parts.append(_one_line(str(cost["model"])))
     return ", ".join(parts)
+
+
+_COST_TOKENS = re.compile(
+    r"(?:(?P<in>[\d,]+) tokens in(?: / (?P<out>[\d,]+) out)?|(?P<only>[\d,]+) tokens out)"
+)
+
+
+def read_cost(value: str) -> tuple[spend.Spend, str | None]:
+    """A Cost field read back: the run's spend and the model it names (None: none)."""
+    usd: Decimal | None = None
+    tokens_in = tokens_out = 0
+    model = None
+    for part in value.split(", "):
+        tokens = _COST_TOKENS.fullmatch(part)
+        if part.startswith("$"):
+            try:
+                usd = Decimal(part[1:])
+            except ArithmeticError:
+                model = part
+        elif tokens is not None:
+            tokens_in = int((tokens["in"] or "0").replace(",", ""))
+            tokens_out = int((tokens["out"] or tokens["only"] or "0").replace(",", ""))
+        elif part:
+            model = part
+    return spend.Spend(usd, tokens_in, tokens_out), model
+
+
+def spend_per_model(records: Sequence["Record"]) -> list[dict[str, object]]:
+    """Each model's spend over the entries the log holds, the costliest first; the runs of
+    an agent that named no model under ``None``."""
+    totals: dict[str | None, tuple[spend.Spend, int]] = {}
+    for record in records:
+        value = record.fields.get("Cost") if isinstance(record, ParsedEntry) else None
+        if not value:
+            continue
+        run, model = read_cost(value)
+        held, runs = totals.get(model, (spend.Spend(), 0))
+        totals[model] = (held + run, runs + 1)
+    ranked = sorted(
+        totals.items(),
+        key=lambda item: (item[0] is None, -(item[1][0].usd or 0), -item[1][0].tokens),
+    )
+    return [{"model": model, **held.as_json(), "runs": runs} for model, (held, runs) in ranked]
 
 
 def _one_line(text: str) -> str:

@@ -26,31 +26,37 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memento_gh import files, remote
 from memento_gh.controls.apply import apply_control, record_refused
 from memento_gh.controls.model import SOURCE_TRAILER, Control
-from memento_gh.engine.agents import (
+from memento_gh.engine.agent_check import (
     ACTION_OPTIONS,
-    COMMAND,
-    KNOWN_AGENTS,
     check_agent,
+    check_model,
     choose_agent,
+    read_agent_args,
 )
-from memento_gh.engine.records import TickResult
+from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS
+from memento_gh.engine.records import TaskOutcome, TickResult
 from memento_gh.engine.tick import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.formats import status_log
-from memento_gh.github import boxes, events, reconcile, render
+from memento_gh.github import artifact, boxes, events, pulls, reconcile, render
+from memento_gh.github.delivery import Delivery, DeliveryOptions, read_delivery_options
+from memento_gh.github.reporting import Report
+from memento_gh.github.reporting import finish as _finish
 from memento_gh.layout import Layout
-from memento_gh.plan.model import BLOCKED, DONE, ERROR, Plan
+from memento_gh.plan.model import ERROR, Plan
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import check_worker_id
+from memento_gh.redact import Redactor
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:
-    from memento_gh.github.sync import Comment, GitHub, Issue
+    from memento_gh.github.sync import Comment, GitHub, Issue, PullRequest
 
 #: How far back a run looks for comments it may have missed: longer than the gap between
 #: two scheduled runs, short enough to keep the listing to one page.
 CATCH_UP = timedelta(hours=24)
 TOKEN_VARIABLE = "MEMENTO_GITHUB_TOKEN"
+PUSH_TOKEN_VARIABLE = "MEMENTO_GITHUB_PUSH_TOKEN"
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"", "0", "false", "no", "off"}
 
@@ -74,9 +80,12 @@ class Settings(NamedTuple):
     dry_run: bool
     workers: int
     worker_id: str
+    delivery: DeliveryOptions  # the pull request, reviewers, push-token, ci-verify
     run_url: str | None
     output_path: Path | None
     summary_path: Path | None
+    model: str | None = None
+    agent_args: tuple[str, ...] = ()
 
 
 def read_settings(env: Mapping[str, str]) -> Settings:
@@ -118,9 +127,12 @@ def read_settings(env: Mapping[str, str]) -> Settings:
         dry_run=_flag(env.get("MEMENTO_DRY_RUN", ""), "dry-run"),
         workers=_workers(env.get("MEMENTO_WORKERS", "")),
         worker_id=_worker_id(env.get("MEMENTO_WORKER_ID", ""), run_id),
+        delivery=read_delivery_options(env),
         run_url=f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}" if run_id else None,
         output_path=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
         summary_path=Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None,
+        model=check_model(env.get("MEMENTO_MODEL"), ACTION_OPTIONS),
+        agent_args=read_agent_args(env.get("MEMENTO_AGENT_ARGS"), ACTION_OPTIONS),
     )
 
 
@@ -195,17 +207,6 @@ class DashboardTicks(NamedTuple):
     ticks: tuple[boxes.Tick, ...]
 
 
-class Report(NamedTuple):
-    """What the run did, for the job summary and the step outputs."""
-
-    outcome: str
-    lines: tuple[str, ...] = ()
-    tick: TickResult | None = None
-    commit: str | None = None
-    blocked_issues: Mapping[str, str] | None = None
-    dashboard_url: str | None = None
-
-
 # -- the run --------------------------------------------------------------------------------
 
 #: Makes the branch a run shares with the other workers, from the checkout and the settings.
@@ -213,7 +214,8 @@ ShareBranch = Callable[[Path, Settings], remote.SharedBranch]
 
 
 def share_branch(root: Path, settings: Settings) -> remote.SharedBranch:
-    return remote.SharedBranch(root, branch=settings.branch, token=settings.token)
+    token = settings.delivery.push_token or settings.token
+    return remote.SharedBranch(root, branch=settings.branch, token=token)
 
 
 def run(
@@ -226,16 +228,19 @@ def run(
     share: ShareBranch = share_branch,
 ) -> int:
     settings = read_settings(env)
+    redact = Redactor.from_environ(env, [settings.token]).redact  # GitHub masks only its log
     request = events.route(settings.event_name, load_event(settings.event_path), settings.inputs)
     say(f"memento github: {settings.event_name or 'no event'} — {request.reason or request.kind}")
     if request.kind == "ignore":
-        return _finish(settings, None, Report("ignored", (request.reason,)), say)
+        return _finish(settings, None, Report("ignored", (request.reason,)), say, redact)
     github = (connect or _connect)(settings)
+    github.redact = redact  # every issue, body and comment
     gate = _Gate(github, settings.inputs.allowed_associations)
     trusted = request.actor is None or gate.trusts(request.actor)
     if request.actor is not None and not trusted and not request.rerender_dashboard:
         who = f"@{request.actor.login}"
-        return _finish(settings, None, Report("untrusted", (f"{who} may not steer memento",)), say)
+        report = Report("untrusted", (f"{who} may not steer memento",))
+        return _finish(settings, None, report, say, redact)
     if request.kind == "tick" or request.tick_after:
         tick_agent(settings, env, root)  # before anything is checked out, applied or claimed
     # An untrusted edit of the dashboard still runs: the boxes it ticked are refused, and
@@ -293,9 +298,11 @@ class Run:
         clock: Callable[[], datetime],
     ) -> None:
         self.settings = settings
+        self.logs = artifact.place(env, settings.worker_id, settings.run_url)
         # The agent's environment starts from this one; agents.agent_env drops the tokens,
         # and the action's own is dropped here by name as well.
-        self.env = {name: value for name, value in env.items() if name != TOKEN_VARIABLE}
+        dropped = (TOKEN_VARIABLE, PUSH_TOKEN_VARIABLE)
+        self.env = {name: value for name, value in env.items() if name not in dropped}
         self.root = root
         self.layout = Layout(root, settings.plan_dir)
         self.github = github
@@ -304,6 +311,8 @@ class Run:
         self.clock = clock
         self.lines: list[str] = []
         self.issues: list[Issue] | None = None
+        self.pulls: list[PullRequest] = []
+        self.delivery: Delivery | None = None  # made by ``prepare``
         self.blocked_links: dict[str, str] = {}
         self.dashboard_url: str | None = None
         #: Set when other workers share the branch (workers > 1, not a dry run).
@@ -327,8 +336,11 @@ class Run:
         )
         if self.settings.workers > 1 and not self.settings.dry_run:
             self.shared = share(self.root, self.settings)
+        self.delivery = Delivery(self.root, self.github, self.endpoint, self.settings, self.lines)
 
     def go(self, request: events.Request, *, sender_trusted: bool = True) -> int:
+        if self.delivery is not None:
+            self.delivery.keep_in_step(self._pulls, self._apply)
         if not self._plan_is_valid():
             return self._finish("invalid-plan", None)
         # Read once: with other workers the controls may be applied more than once.
@@ -337,8 +349,13 @@ class Run:
         if self.unpublished:
             return self._finish("push-conflict", None)
         ticking = request.kind == "tick" or request.tick_after or applied.tick_now
-        result = self._tick() if ticking else None
+        held = self.delivery is not None and self.delivery.before_tick(
+            ticking, self._pulls, self._plan_or_none, self._apply, self.clock()
+        )
+        result = self._tick() if ticking and not held else None
         outcome = _outcome(result, applied.messages)
+        if held and ticking:
+            outcome = "waiting"
         if not sender_trusted and outcome == "nothing":
             who = f"@{request.actor.login}" if request.actor else "the sender"
             self.lines.append(f"{who} may not steer memento: their edit changed nothing.")
@@ -347,7 +364,9 @@ class Run:
         if not pushed:
             outcome = "push-conflict"
         elif not self.settings.dry_run:
-            self._sync(frozenset(tick.box for tick in ticks.ticks) if ticks else frozenset())
+            decided = frozenset(tick.box for tick in ticks.ticks) if ticks else frozenset()
+            self._sync(decided, result.tasks if result else ())
+            self._architect_auto()
         if request.comment_id is not None and not self.settings.dry_run:
             self._acknowledge(request.comment_id, applied.messages)
         return self._finish(outcome, result)
@@ -461,7 +480,7 @@ class Run:
             control = (tick.box.control or Control("tick"))._replace(source=source)
             strangers = [who for who in tick.tickers if who is None or not self.gate.trusts(who)]
             if strangers:
-                self._refuse(control, _refusal(tick, strangers))
+                self._refuse(control, boxes.refusal(tick, strangers))
             elif tick.box.is_tick:
                 tick_now = True
                 self.lines.append(f"Applied: {boxes.describe(tick.box)}")
@@ -474,6 +493,8 @@ class Run:
         self.lines.append(f"Refused: {reason}")
 
     def _apply(self, control: Control) -> list[str]:
+        if control.action in events.ARCHITECT_COMMANDS and control.task is not None:
+            return self._architect(control)  # an approve without a task: the review gate
         before = Workspace(self.root).head() if control.source else None
         try:
             message = apply_control(self.layout, control, clock=self.clock)
@@ -487,6 +508,42 @@ class Run:
             record_refused(self.layout, control, "it changed nothing", clock=self.clock)
         self.lines.append(f"Applied: {message}")
         return [message]
+
+    def _architect(self, control: Control) -> list[str]:
+        """``/memento revise`` or ``/memento approve`` (``github/architect.py``)."""
+        from memento_gh.github import architect
+
+        try:
+            message = architect.carry_out(control, self._architect_context())
+        except UserError as error:
+            record_refused(self.layout, control, str(error), clock=self.clock)
+            self.lines.append(f"Not applied: {control.action} — {error}")
+            return []
+        if control.action == "revise":  # the comment is the proposal; the record says it ran
+            record_refused(self.layout, control, f"{message}; approve it there", clock=self.clock)
+        self.lines.append(f"Applied: {message}")
+        return [message]
+
+    def _architect_auto(self) -> None:
+        """Meta ``architect: auto``: propose a revision for a blocked task, never apply it."""
+        from memento_gh.github import architect
+
+        plan = self._plan_or_none()
+        if plan is not None and plan.settings.architect == "auto":
+            said = architect.auto_propose(plan, self._architect_context())
+            self.lines += [f"Architect: {said}"] if said else []
+
+    def _architect_context(self) -> Any:
+        from memento_gh.github import architect
+
+        return architect.Context(
+            self.layout,
+            self.github,
+            self.env,
+            self.clock,
+            self.settings.dry_run,
+            lambda: (tick_agent(self.settings, self.env, self.root), self.settings.agent_cmd),
+        )
 
     def _catch_up(self) -> list[str]:
         """Comments on memento issues that no run has applied yet (their runs were dropped
@@ -535,6 +592,8 @@ class Run:
             worker_id=self.settings.worker_id,
             max_tasks=self.settings.max_tasks,
             shared=self.shared,
+            model=self.settings.model,
+            agent_args=self.settings.agent_args,
         )
         result = run_tick(self.layout, config, environ=self.env, say=self.say)
         self.lines.append(result.line[:1].upper() + result.line[1:])
@@ -544,7 +603,8 @@ class Run:
         if self.settings.dry_run:
             self.lines.append("Dry run: nothing pushed, no issue written.")
             return True
-        pushed = remote.push(self.root, branch=self.settings.branch, endpoint=self.endpoint)
+        endpoint = self.delivery.pusher if self.delivery else self.endpoint  # push-token
+        pushed = remote.push(self.root, branch=self.settings.branch, endpoint=endpoint)
         if pushed.pushed:
             return True
         self.say(render.annotation("warning", f"memento could not push: {pushed.reason}"))
@@ -553,13 +613,14 @@ class Run:
         )
         return False
 
-    def _sync(self, decided: frozenset[render.Box]) -> None:
+    def _sync(self, decided: frozenset[render.Box], tasks: Sequence[TaskOutcome]) -> None:
         """Bring the issues in line with the plan; an API failure leaves it to the next run.
         ``decided``: the dashboard's boxes this run applied or refused, which it may untick."""
         from memento_gh.github.sync import SyncError
 
         try:
             self._sync_issues(decided)
+            self._carry_out(artifact.blocked_replies(tasks, self.blocked_links, self.logs))
         except SyncError as error:
             self.say(render.annotation("warning", f"issue sync incomplete: {error}"))
             self.lines.append(f"Issue sync incomplete ({error}); the next run finishes it.")
@@ -574,9 +635,12 @@ class Run:
         operations = reconcile.task_operations(plan, records, found, plan_path=plan_path)
         operations += reconcile.breaker_operations(plan, records, found)
         operations += reconcile.duplicate_operations(found)
+        conflict = self.delivery.conflict if self.delivery else None
+        operations += pulls.conflict_operations(conflict, self._issues())
         created = self._carry_out(operations)
         links = {task: issue.url for task, issue in found.tasks.items()}
         links.update({task: url for task, url in created.items() if task})
+        current = pulls.open_pull(self.pulls)
         view = render.DashboardView(
             plan=plan,
             records=records,
@@ -584,12 +648,15 @@ class Run:
             server_url=self.settings.server_url,
             repository=self.settings.repository,
             branch=self.settings.branch,
-            updated=_last_change(records),
+            updated=render.last_change(records),
+            pull=pulls.shown(current) if current is not None else None,
         )
         self.blocked_links = links
         operations = reconcile.dashboard_operations(view, found)
         dashboard = self._carry_out(self._keep_new_ticks(operations, decided))
         self.dashboard_url = found.dashboard.url if found.dashboard else dashboard.get("")
+        if self.delivery is not None:  # after the dashboard: the pull request links to it
+            self.delivery.deliver(plan, self.pulls, links, self.dashboard_url)
 
     def _keep_new_ticks(
         self, operations: Sequence[reconcile.Operation], decided: frozenset[render.Box]
@@ -617,9 +684,8 @@ class Run:
         created: dict[str, str] = {}
         for operation in operations:
             if isinstance(operation, reconcile.Create):
-                issue = self.github.create_issue(
-                    operation.text.title, operation.text.body, operation.text.labels
-                )
+                text = operation.text
+                issue = self.github.create_issue(text.title, text.body, text.labels)
                 marker = render.read_marker(issue.body)
                 if marker is not None:
                     created[marker[1] or ""] = issue.url
@@ -646,8 +712,12 @@ class Run:
 
     def _issues(self) -> list[Issue]:
         if self.issues is None:
-            self.issues = self.github.memento_issues()
+            self.issues, self.pulls = self.github.memento_listing()
         return self.issues
+
+    def _pulls(self) -> list[PullRequest]:
+        self._issues()
+        return self.pulls
 
     def _records(self) -> list[status_log.Record]:
         path = self.layout.status
@@ -658,6 +728,7 @@ class Run:
         return parse(files.read_text(path)) if path.exists() else None
 
     def _finish(self, outcome: str, result: TickResult | None) -> int:
+        self.logs = artifact.stage_run(self.layout.logs, self.logs, self.github.redact)
         report = Report(
             outcome,
             tuple(self.lines),
@@ -665,26 +736,9 @@ class Run:
             Workspace(self.root).head(),
             self.blocked_links,
             self.dashboard_url,
+            self.logs,
         )
-        return _finish(self.settings, self._plan_or_none(), report, self.say)
-
-
-def _refusal(tick: boxes.Tick, strangers: Sequence[events.Actor | None]) -> str:
-    named = " or ".join(
-        "someone GitHub's edit history does not name" if who is None else f"@{who.login}"
-        for who in sorted(strangers, key=lambda who: who.login if who else "")
-    )
-    what = boxes.describe(tick.box)
-    return f"{what} of the dashboard was ticked by {named}, who may not steer memento"
-
-
-def _last_change(records: Sequence[status_log.Record]) -> str:
-    """The dashboard's "updated" time: that of the newest status-log record, not the clock,
-    so that a run that changed nothing leaves the body (and the API budget) alone."""
-    if not records:
-        return "never"
-    latest = max(records, key=lambda record: record.line)
-    return latest.time.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _finish(self.settings, self._plan_or_none(), report, self.say, self.github.redact)
 
 
 def _outcome(result: TickResult | None, applied: Sequence[str]) -> str:
@@ -693,47 +747,3 @@ def _outcome(result: TickResult | None, applied: Sequence[str]) -> str:
     if result.tasks:
         return result.tasks[0].outcome
     return result.status
-
-
-# -- reporting ------------------------------------------------------------------------------
-
-
-def _finish(
-    settings: Settings, plan: Plan | None, report: Report, say: Callable[[str], None]
-) -> int:
-    outputs = _outputs(plan, report)
-    for line in report.lines:
-        say(line)
-    if settings.output_path is not None:
-        _append(settings.output_path, "".join(f"{key}={value}\n" for key, value in outputs.items()))
-    if settings.summary_path is not None:
-        summary = render.job_summary(
-            plan,
-            outcome=report.outcome,
-            lines=report.lines,
-            tasks=report.tick.tasks if report.tick else (),
-            blocked_issues=report.blocked_issues,
-            dashboard_url=report.dashboard_url,
-            run_url=settings.run_url,
-            worker=settings.worker_id,
-        )
-        _append(settings.summary_path, summary)
-    return 1 if report.outcome == "invalid-plan" else 0
-
-
-def _outputs(plan: Plan | None, report: Report) -> dict[str, str]:
-    tasks = plan.tasks if plan is not None else ()
-    first = report.tick.tasks[0] if report.tick and report.tick.tasks else None
-    return {
-        "outcome": report.outcome,
-        "task-id": first.task_id if first else "",
-        "completed": str(sum(1 for task in tasks if task.marker == DONE)),
-        "total": str(len(tasks)),
-        "blocked": str(sum(1 for task in tasks if task.marker == BLOCKED)),
-        "commit": report.commit or "",
-    }
-
-
-def _append(path: Path, text: str) -> None:
-    with path.open("a", encoding="utf-8") as stream:
-        stream.write(text)

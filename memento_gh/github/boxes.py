@@ -124,3 +124,13 @@ def describe(box: Box) -> str:
         return "the Run a tick now box"
     target = f" {control.task}" if control.task else ""
     return f"the {control.action.capitalize()}{target} box"
+
+
+def refusal(tick: Tick, strangers: Sequence[Actor | None]) -> str:
+    """Why a box was refused: who ticked it, who may not steer memento."""
+    named = " or ".join(
+        "someone GitHub's edit history does not name" if who is None else f"@{who.login}"
+        for who in sorted(strangers, key=lambda who: who.login if who else "")
+    )
+    what = describe(tick.box)
+    return f"{what} of the dashboard was ticked by {named}, who may not steer memento"

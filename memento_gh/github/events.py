@@ -38,7 +38,11 @@ TRUSTED, UNTRUSTED, ASK = "trusted", "untrusted", "ask"
 TICK, CONTROLS, IGNORE = "tick", "controls", "ignore"
 COMMAND_PREFIX = "/memento"
 MODE_COMMANDS = ("pause", "resume", "stop")
-COMMANDS = ("retry", "skip", *MODE_COMMANDS, "tick")
+COMMANDS = ("retry", "skip", *MODE_COMMANDS, "tick", "revise", "approve")
+#: The architect's commands: not plan edits (``controls.apply``) but the run's own work.
+#: ``approve`` is the architect's on a blocked task's issue; elsewhere (the dashboard, a
+#: dispatch, the dashboard's box) it opens a review gate, a plan edit (github/pulls.py).
+ARCHITECT_COMMANDS = ("revise", "approve")
 
 # On a task's issue, `/memento skip T-203 why` names another task only when the first word
 # has the usual PREFIX-NUMBER shape; otherwise it is the first word of the reason.
@@ -173,6 +177,7 @@ _DISPATCH_COMMANDS: Mapping[str, Callable[[str, str, str], Request]] = {
     "retry": _dispatch_retry,
     "skip": _dispatch_skip,
     "note": _dispatch_note,
+    "approve": _dispatch_mode,  # the review gate: like a mode, it names no task
 }
 
 
@@ -304,6 +309,26 @@ def _comment_skip(command: str, arguments: str, task: str | None) -> Parsed:
     return (Control("skip", task, arguments),), False
 
 
+def _comment_architect(command: str, arguments: str, task: str | None) -> Parsed:
+    """``/memento revise [why]`` (the architect proposes a revision of the issue's task) and
+    ``/memento approve`` (the latest proposal on the issue lands)."""
+    if task is None:
+        raise UserError(f"`{COMMAND_PREFIX} {command}` works on a blocked task's issue only")
+    if command == "approve" and arguments:
+        raise UserError(f"`{COMMAND_PREFIX} approve` takes nothing after it")
+    return (Control(command, task, arguments),), False
+
+
+def _comment_approve(command: str, arguments: str, task: str | None) -> Parsed:
+    """``/memento approve`` on a blocked task's issue lands the architect's proposal there;
+    on any other memento issue it opens the review gate that holds the plan."""
+    if task is not None:
+        return _comment_architect(command, arguments, task)
+    if arguments:
+        raise UserError(f"`{COMMAND_PREFIX} approve` takes nothing after it")
+    return (Control("approve"),), False
+
+
 def _comment_learn(command: str, arguments: str, task: str | None) -> Parsed:
     """``/memento learn decision|preference TOPIC: TEXT``; the kind and the colon are
     checked here, the rest by the memory file when the lesson is recorded."""
@@ -335,6 +360,8 @@ _COMMENT_COMMANDS: Mapping[str, CommentCommand] = {
     "stop": _comment_mode,
     "tick": _comment_tick,
     "learn": _comment_learn,
+    "revise": _comment_architect,
+    "approve": _comment_approve,
 }
 
 

@@ -188,7 +188,13 @@ def dashboard_operations(view: render.DashboardView, found: Found) -> list[Opera
     issue = found.dashboard
     if issue is None:
         return [Create(text)]
-    return [] if issue.body == text.body else [Edit(issue.number, body=text.body)]
+    edits: list[Operation] = []
+    warning = render.budget_warning(view.plan)
+    said = warning is None or render.marker(render.BUDGET_WARNED_KIND, warning[0]) in issue.body
+    if warning is not None and not said:
+        # Said once a day: the body that follows carries that day's marker.
+        edits.append(Reply(issue.number, render.budget_warning_comment(warning[1])))
+    return edits + ([] if issue.body == text.body else [Edit(issue.number, body=text.body)])
 
 
 def latest_entries(records: Sequence[status_log.Record]) -> dict[str, status_log.ParsedEntry]:

@@ -20,10 +20,11 @@ from urllib.parse import quote
 from memento_gh.controls.model import Control
 from memento_gh.formats import status_log
 from memento_gh.markdown import NORMAL, CodeTracker
-from memento_gh.plan import values
+from memento_gh.plan import budgets, values
 from memento_gh.plan.model import BLOCKED, DONE, PENDING, RUNNING, SKIPPED, Plan, Task
 from memento_gh.plan.progress import done_text
-from memento_gh.plan.schedule import pick
+from memento_gh.plan.schedule import pick, review_gate
+from memento_gh.plan.spend import Spend, format_usd
 
 LABEL = "memento"
 BLOCKED_LABEL = "memento:blocked"
@@ -40,6 +41,9 @@ SKIP_KIND = "skip"
 #: On every comment memento writes, so that it never reads its own words back as a note
 #: (a personal token makes memento's comments look like a person's).
 GENERATED_KIND = "generated"
+#: ``<!-- memento:budget-warned=2026-12-01 -->`` in the dashboard: that day's 80% warning
+#: was said (as a comment), so no later run says it again.
+BUDGET_WARNED_KIND = "budget-warned"
 
 DASHBOARD_TITLE = "memento dashboard"
 BODY_LIMIT = 60_000  # GitHub refuses bodies over 65,536 characters; keep a margin
@@ -69,6 +73,7 @@ _OUTCOME_ICONS = {
     status_log.SUCCESS: "✅",
     status_log.FAILED: "❌",
     status_log.BLOCKED: "🚫",
+    status_log.DEFERRED: "⏳",
 }
 _MODE_LINES = {
     "auto": "▶️ **auto**: every scheduled run ticks",
@@ -249,6 +254,27 @@ def _steering(task_id: str) -> list[str]:
     ]
 
 
+def blocked_run_comment(
+    task_id: str, verify_tail: str, artifact_name: str | None, artifact_url: str | None
+) -> str:
+    """The comment of the run that blocked a task: where its logs are, and the end of the
+    verify output, folded."""
+    lines = [f"The run that blocked {escape(task_id)}:"]
+    if artifact_name and artifact_url:
+        what = "the tick log, the prompt, the agent's and verify's output"
+        lines += ["", f"- Logs ({what}): {_link(artifact_name, artifact_url)}"]
+    if verify_tail.strip():
+        lines += [
+            "",
+            "<details><summary>The last lines of the verify output</summary>",
+            "",
+            *_fenced(verify_tail),
+            "",
+            "</details>",
+        ]
+    return _join(lines)
+
+
 def task_unblocked_comment(task_id: str, new_marker: str | None) -> str:
     """The comment that closes a task's issue once the task has left ``[!]``."""
     state = {
@@ -316,6 +342,8 @@ class DashboardView(NamedTuple):
     branch: str
     updated: str
     plan_path: str = "docs/MASTER_PLAN.md"
+    #: memento's pull request: (number, URL, state: draft, open, merged or closed).
+    pull: tuple[int, str, str] | None = None
 
 
 class _Limits(NamedTuple):
@@ -348,6 +376,7 @@ def _dashboard_body(view: DashboardView, limits: _Limits) -> str:
         "### Progress",
         "",
         *progress_lines(plan, limits.phases),
+        *spend_lines(plan),
         *_task_section("Running", _running(plan), limits.tasks, view.blocked_issues, plan),
         *_task_section("Blocked", _blocked(plan), limits.tasks, view.blocked_issues, plan),
         "",
@@ -363,7 +392,46 @@ def _dashboard_body(view: DashboardView, limits: _Limits) -> str:
         "",
         *control_boxes(plan, limits.tasks),
     ]
+    warned = budget_warning(plan)
+    if warned is not None:
+        lines.append(marker(BUDGET_WARNED_KIND, warned[0]))
     return _join(lines)
+
+
+def spend_lines(plan: Plan) -> list[str]:
+    """The spend as of the day the ledger last counted, and why no task starts (over
+    budget). As of that day, not the clock's: the body changes only when the plan does."""
+    day = plan.settings.spend_day.day
+    if day is None and plan.settings.spend_total.empty:
+        return []
+    lines = ["", f"**Spend:** {escape(budgets.spend_line(plan, day or _NO_DAY))}"]
+    over = budgets.over_budget(plan, day) if day else None
+    warning = budget_warning(plan)
+    if over:
+        lines.append(f"**Over budget:** {escape(over)}")
+    elif warning is not None:
+        lines.append(f"⚠️ **Budget:** {escape(warning[1])}")
+    return lines
+
+
+def budget_warning(plan: Plan) -> tuple[str, str] | None:
+    """(the day, the warning) once the ledger's day passed 80% of a daily budget."""
+    day = plan.settings.spend_day.day
+    warning = budgets.near_budget(plan, day) if day else None
+    return None if warning is None or day is None else (day.isoformat(), warning)
+
+
+def budget_warning_comment(warning: str) -> str:
+    return _join([marker(GENERATED_KIND), f"⚠️ **Budget:** {escape(warning)}"]) + "\n"
+
+
+def spend_of_run(spent: Spend) -> str:
+    """``$0.01, 1,100 tokens`` (tokens only when no run reported a price)."""
+    tokens = f"{spent.tokens:,} tokens"
+    return tokens if spent.usd is None else f"${format_usd(spent.usd)}, {tokens}"
+
+
+_NO_DAY = __import__("datetime").date(1970, 1, 1)
 
 
 def _plan_name(plan: Plan) -> str:
@@ -379,12 +447,16 @@ def _where(view: DashboardView) -> list[str]:
     branch = quote(view.branch, safe="/")
     branch_link = _link(code_span(view.branch), f"{base}/tree/{branch}")
     plan_link = _link(code_span(view.plan_path), f"{base}/blob/{branch}/{quote(view.plan_path)}")
-    return [
+    lines = [
         f"**Mode:** {_MODE_LINES.get(mode, escape(mode))}",
         "",
         f"**Branch:** {branch_link} · **Plan:** {plan_link} · **Updated:** "
         f"{escape(view.updated, 40)}",
     ]
+    if view.pull is not None:
+        number, url, state = view.pull
+        lines += ["", f"**Pull request:** {_link(f'#{number}', url)} ({escape(state, 20)})"]
+    return lines
 
 
 def progress_lines(plan: Plan, max_phases: int = 30) -> list[str]:
@@ -530,6 +602,10 @@ def control_boxes(plan: Plan, max_tasks: int = 20) -> list[str]:
     ]
     if mode == "auto":
         boxes.append(_box(marker(CONTROL_KIND, "tick"), "Run a tick now"))
+    gate = review_gate(plan)
+    if gate is not None:
+        label = f"Approve {gate.name}: the next phase starts without waiting for the merge"
+        boxes.append(_box(marker(CONTROL_KIND, "approve"), label))
     blocked = _blocked(plan)
     for task in blocked[:max_tasks]:
         shown = escape(task.id, 40)
@@ -599,7 +675,7 @@ def ticked_controls(body: str | None) -> tuple[tuple[Control, ...], bool]:
 
 
 def _mode_box(value: str) -> Control | None:
-    return Control(value) if value in ("pause", "resume", "stop") else None
+    return Control(value) if value in ("pause", "resume", "stop", "approve") else None
 
 
 def _task_box(action: str) -> Callable[[str], Control | None]:
@@ -634,6 +710,8 @@ class TaskResultLike(Protocol):
     def commit(self) -> str | None: ...
     @property
     def message(self) -> str: ...
+    @property
+    def pushes(self) -> int: ...
 
 
 def job_summary(
@@ -646,6 +724,8 @@ def job_summary(
     dashboard_url: str | None = None,
     run_url: str | None = None,
     worker: str | None = None,
+    run_spend: Spend | None = None,
+    logs: tuple[str, str] | None = None,
 ) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY``: this run's outcome, the worker that ran it and
     the tasks it ran, what it did (``lines``, one sentence each: the tick, each control
@@ -656,15 +736,24 @@ def job_summary(
         body += [_worker_line(worker, tasks), ""]
     body += [f"- {escape(line, 500)}" for line in lines]
     if tasks:
-        body += ["", "| Task | Outcome | Commit | |", "|---|---|---|---|"]
-        body += [_task_result_row(task) for task in tasks]
+        # A worker of a pool says how many pushes each result took to land on the branch.
+        pushed = any(task.pushes for task in tasks)
+        header = (
+            "| Task | Outcome | Commit | Pushes | |" if pushed else "| Task | Outcome | Commit | |"
+        )
+        body += ["", header, "|---" * header.count(" |") + "|"]
+        body += [_task_result_row(task, pushed) for task in tasks]
+        if run_spend is not None:
+            body += ["", f"**This run's agent:** {escape(spend_of_run(run_spend))}"]
     if plan is not None:
-        body += ["", "### Progress", "", *progress_lines(plan)]
+        body += ["", "### Progress", "", *progress_lines(plan), *spend_lines(plan)]
         body += _task_section("Running", _running(plan), 50, {}, plan)
         body += _task_section("Blocked", _blocked(plan), 50, blocked_issues or {}, plan)
     links = [
         _link(name, url) for name, url in (("dashboard", dashboard_url), ("run", run_url)) if url
     ]
+    if logs:  # (the artifact's name, its URL)
+        links.append(f"logs: {_link(logs[0], logs[1])}")
     if links:
         body += ["", " · ".join(links)]
     return _join(body) + "\n"
@@ -677,11 +766,12 @@ def _worker_line(worker: str, tasks: Sequence[TaskResultLike]) -> str:
     return f"**Worker:** {code_span(worker)} · ran {ran}"
 
 
-def _task_result_row(task: TaskResultLike) -> str:
+def _task_result_row(task: TaskResultLike, pushed: bool) -> str:
     commit = code_span(task.commit[:7]) if task.commit else ""
+    pushes = f"| {task.pushes} " if pushed else ""
     return (
         f"| {escape(task.task_id, 40)} | {_outcome_text(task.outcome)} | {commit} "
-        f"| {escape(task.message, 200)} |"
+        f"{pushes}| {escape(task.message, 200)} |"
     )
 
 
@@ -721,3 +811,12 @@ def _escape_property(text: str) -> str:
 
 def _join(lines: Sequence[str]) -> str:
     return "\n".join(lines)
+
+
+def last_change(records: Sequence[status_log.Record]) -> str:
+    """The dashboard's "updated" time: that of the newest status-log record, not the clock,
+    so that a run that changed nothing leaves the body (and the API budget) alone."""
+    if not records:
+        return "never"
+    latest = max(records, key=lambda record: record.line)
+    return latest.time.strftime("%Y-%m-%dT%H:%M:%SZ")

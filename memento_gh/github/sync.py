@@ -40,6 +40,7 @@ from github.IssueComment import IssueComment
 
 from memento_gh.errors import UserError
 from memento_gh.github.boxes import History, Revision
+from memento_gh.github.ci import Check
 from memento_gh.github.events import Actor
 
 T = TypeVar("T")
@@ -85,6 +86,20 @@ class Issue(NamedTuple):
     state: str  # open | closed
     labels: tuple[str, ...]
     url: str  # the page people open (html_url)
+
+
+class PullRequest(NamedTuple):
+    """A pull request. From the issue listing, ``head_sha`` and ``merge_commit_sha`` are
+    None (the listing does not say them); :meth:`GitHub.pull` reads them."""
+
+    number: int
+    body: str
+    state: str  # open | closed
+    draft: bool
+    merged: bool
+    url: str  # the page people open (html_url)
+    head_sha: str | None = None  # the head's commit; once merged, the one merged
+    merge_commit_sha: str | None = None
 
 
 class Comment(NamedTuple):
@@ -140,6 +155,9 @@ class GitHub:
             )
         self.api_url = api_url.rstrip("/")
         self.repository = repository
+        #: Every title, body and comment written passes through it: the action sets its
+        #: redactor here (credentials out of what GitHub shows).
+        self.redact: Callable[[str], str] = str
         self.requests = 0
         self._attempts = max(attempts, 1)
         self._backoff = max(backoff, 0.0)
@@ -162,10 +180,22 @@ class GitHub:
     def memento_issues(self) -> list[Issue]:
         """Every issue labelled ``memento``, open and closed, oldest first (one request per
         100 issues). Pull requests are left out."""
+        return self.memento_listing()[0]
+
+    def memento_listing(self) -> tuple[list[Issue], list[PullRequest]]:
+        """The issues and the pull requests labelled ``memento``, open and closed, oldest
+        first, from one listing (one request per 100)."""
         parameters = {"labels": MEMENTO_LABEL, "state": "all"}
         parameters.update(sort="created", direction="asc")
-        raw = self._pages("listing the memento issues", "/issues", parameters)
-        return [_issue(item) for item in raw if "pull_request" not in item]
+        raw = list(self._pages("listing the memento issues", "/issues", parameters))
+        issues = [_issue(item) for item in raw if "pull_request" not in item]
+        return issues, [_listed_pull(item) for item in raw if "pull_request" in item]
+
+    def pull(self, number: int) -> PullRequest:
+        """Pull request ``number`` as it is now, with its head and merge commit (one request)."""
+        what = f"reading pull request #{number}"
+        raw = self._call(what, partial(self._json, "GET", f"/pulls/{number}"), retry=True)[1]
+        return _pull(raw)
 
     def recent_comments(self, since: datetime) -> list[Comment]:
         """Comments on the repository's issues and pull requests created or edited at or
@@ -175,6 +205,13 @@ class GitHub:
         stamp = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         parameters = {"since": stamp, "sort": "created", "direction": "asc"}
         raw = self._pages("listing recent issue comments", "/issues/comments", parameters)
+        return [_comment(item) for item in raw]
+
+    def issue_comments(self, number: int) -> list[Comment]:
+        """The comments on issue ``number``, oldest first (one request per 100)."""
+        raw = self._pages(
+            f"listing the comments of issue #{number}", f"/issues/{number}/comments", {}
+        )
         return [_comment(item) for item in raw]
 
     def issue(self, number: int) -> Issue:
@@ -219,6 +256,22 @@ class GitHub:
                 return str(value)
         return "none"
 
+    def checks(self, sha: str) -> list[Check]:
+        """The check runs and the commit statuses on commit ``sha`` (two requests)."""
+        runs = self._call(
+            f"reading the check runs of {sha[:7]}",
+            partial(self._json, "GET", f"/commits/{sha}/check-runs", {"per_page": 100}),
+            retry=True,
+        )[1]
+        combined = self._call(
+            f"reading the commit statuses of {sha[:7]}",
+            partial(self._json, "GET", f"/commits/{sha}/status"),
+            retry=True,
+        )[1]
+        found = [_check_run(run) for run in (runs or {}).get("check_runs") or ()]
+        found += [_status(status) for status in (combined or {}).get("statuses") or ()]
+        return found
+
     # -- writing -----------------------------------------------------------------------------
 
     def create_issue(self, title: str, body: str, labels: Sequence[str]) -> Issue:
@@ -228,6 +281,7 @@ class GitHub:
         the issue up (by its marker) before creating it again.
         """
         self._ensure_labels(labels)
+        title, body = self.redact(title), self.redact(body)
         created = self._call(
             f"creating the issue “{_short(title)}”",
             lambda: self._repo.create_issue(title=title, body=body, labels=list(labels)),
@@ -250,6 +304,7 @@ class GitHub:
             return
         if state not in (None, "open", "closed"):
             raise ValueError(f"state must be open or closed, not {state!r}")
+        body = None if body is None else self.redact(body)
         issue = self._repo.get_issue(number)  # lazy: no request
         self._call(
             f"editing issue #{number}",
@@ -264,12 +319,79 @@ class GitHub:
     def comment(self, number: int, body: str) -> None:
         """Post a comment on issue ``number``. Never retried (it would post it twice)."""
         issue = self._repo.get_issue(number)  # lazy: no request
+        body = self.redact(body)
         self._call(
             f"commenting on issue #{number}",
             lambda: issue.create_comment(body),
             retry=False,
             unsure=True,
         )
+
+    def create_pull(
+        self, title: str, body: str, *, head: str, base: str, draft: bool
+    ) -> PullRequest:
+        """Open a pull request from ``head`` to ``base`` and label it ``memento`` (so the
+        issue listing finds it). The create is never retried (a 5xx may come after GitHub
+        made it); the next run finds it by its marker instead."""
+        data = {"title": title, "body": body, "head": head, "base": base, "draft": draft}
+        raw = self._call(
+            f"opening the pull request from {head} to {base}",
+            lambda: self._repo.requester.requestJsonAndCheck(
+                "POST", f"{self._repo.url}/pulls", input=data
+            )[1],
+            retry=False,
+            unsure=True,
+        )
+        created = _pull(raw)
+        self._ensure_labels([MEMENTO_LABEL])
+        self._call(
+            f"labelling pull request #{created.number}",
+            lambda: self._repo.requester.requestJsonAndCheck(
+                "PATCH",
+                f"{self._repo.url}/issues/{created.number}",
+                input={"labels": [MEMENTO_LABEL]},
+            ),
+            retry=True,
+        )
+        return created
+
+    def edit_pull(self, number: int, *, body: str) -> None:
+        """Set pull request ``number``'s body (a PATCH sets values: safe to retry)."""
+        self._call(
+            f"editing pull request #{number}",
+            lambda: self._repo.requester.requestJsonAndCheck(
+                "PATCH", f"{self._repo.url}/pulls/{number}", input={"body": body}
+            ),
+            retry=True,
+        )
+
+    def ready_for_review(self, number: int, reviewers: Sequence[str]) -> None:
+        """Mark draft pull request ``number`` ready for review (GitHub's GraphQL mutation,
+        which needs its node id: two requests) and request ``reviewers`` (one more)."""
+        what = f"marking pull request #{number} ready for review"
+        raw = self._call(what, partial(self._json, "GET", f"/pulls/{number}"), retry=True)[1]
+        if raw.get("draft"):
+            requester = self._repo.requester
+            self._call(
+                what,
+                partial(
+                    requester.graphql_named_mutation,
+                    "markPullRequestReadyForReview",
+                    {"pullRequestId": str(raw.get("node_id") or "")},
+                    "pullRequest { isDraft }",
+                ),
+                retry=True,
+            )
+        if reviewers:
+            self._call(
+                f"requesting reviews of pull request #{number} from {', '.join(reviewers)}",
+                lambda: self._repo.requester.requestJsonAndCheck(
+                    "POST",
+                    f"{self._repo.url}/pulls/{number}/requested_reviewers",
+                    input={"reviewers": list(reviewers)},
+                ),
+                retry=True,
+            )
 
     def react(self, comment_id: int, content: str) -> None:
         """React to an issue comment (``+1``, ``eyes``, ``confused``…). Reacting twice with
@@ -390,10 +512,11 @@ class GitHub:
                 f"input (or MEMENTO_GITHUB_TOKEN), and check that it has not expired",
             )
         if status == 403:
+            scope = "pull-requests" if "pull request" in what else "issues"
             return _Failure(
                 f"GitHub refused {what} (403 {message})",
-                f"the token needs the `issues: write` permission on {self.repository}: add "
-                f"`permissions: issues: write` to the workflow, or use a token that has it",
+                f"the token needs the `{scope}: write` permission on {self.repository}: add "
+                f"`permissions: {scope}: write` to the workflow, or use a token that has it",
             )
         if status == 404:
             return _Failure(
@@ -458,6 +581,54 @@ def _issue(raw: Mapping[str, Any]) -> Issue:
         state=str(raw.get("state") or "open"),
         labels=tuple(str(label["name"]) for label in raw.get("labels") or ()),
         url=str(raw.get("html_url") or ""),
+    )
+
+
+def _listed_pull(raw: Mapping[str, Any]) -> PullRequest:
+    links = raw.get("pull_request") or {}
+    return PullRequest(
+        number=int(raw["number"]),
+        body=str(raw.get("body") or ""),
+        state=str(raw.get("state") or "open"),
+        draft=bool(raw.get("draft")),
+        merged=bool(links.get("merged_at")),
+        url=str(raw.get("html_url") or ""),
+    )
+
+
+def _pull(raw: Mapping[str, Any]) -> PullRequest:
+    head = raw.get("head") or {}
+    return PullRequest(
+        number=int(raw["number"]),
+        body=str(raw.get("body") or ""),
+        state=str(raw.get("state") or "open"),
+        draft=bool(raw.get("draft")),
+        merged=bool(raw.get("merged") or raw.get("merged_at")),
+        url=str(raw.get("html_url") or ""),
+        head_sha=str(head["sha"]) if head.get("sha") else None,
+        merge_commit_sha=str(raw["merge_commit_sha"]) if raw.get("merge_commit_sha") else None,
+    )
+
+
+def _check_run(raw: Mapping[str, Any]) -> Check:
+    output = raw.get("output") or {}
+    return Check(
+        name=str(raw.get("name") or "a check"),
+        done=raw.get("status") == "completed",
+        conclusion=str(raw["conclusion"]) if raw.get("conclusion") else None,
+        summary=str(output.get("summary") or output.get("title") or ""),
+        url=str(raw.get("details_url") or raw.get("html_url") or ""),
+    )
+
+
+def _status(raw: Mapping[str, Any]) -> Check:
+    state = str(raw.get("state") or "pending")
+    return Check(
+        name=str(raw.get("context") or "a status"),
+        done=state != "pending",
+        conclusion=None if state == "pending" else state,
+        summary=str(raw.get("description") or ""),
+        url=str(raw.get("target_url") or ""),
     )
 
 

@@ -5,12 +5,13 @@ indentation, trailing spaces, comments, any text) stays as it was.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from memento_gh.errors import UserError
 from memento_gh.plan.meta import META_KEYS
-from memento_gh.plan.model import MARKERS, TASK_FIELDS, Plan, Task
+from memento_gh.plan.model import MARKERS, TASK_FIELDS, Phase, Plan, Task
 
 
 class Splice(NamedTuple):
@@ -165,6 +166,16 @@ def set_meta(plan: Plan, key: str, value: str) -> Edit:
     prefix = plan.lines[last][: plan.meta[_key_at(plan, last)].start]
     bullet = prefix[: len(prefix) - len(prefix.lstrip(" \t-*+"))]
     return InsertLine(last, f"{bullet or '- '}{key}: {value}")
+
+
+def approve_review(plan: Plan, phase: Phase) -> Splice:
+    """``<!-- review: true -->`` of ``phase`` made ``<!-- review: approved -->``."""
+    if phase.review_line is None:
+        raise ValueError(f"{phase.name} has no review comment")
+    text = plan.lines[phase.review_line]
+    found = re.search(r"review[ \t]*:[ \t]*(\w+)", text)
+    assert found is not None, text
+    return Splice(phase.review_line, found.start(1), found.end(1), "approved")
 
 
 def _value_splice(plan: Plan, line: int, start: int, end: int, value: str) -> Splice:

@@ -5,12 +5,14 @@
 # paid for this module's records (benchmarks/bench_tick.py).
 
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 from memento_gh.durations import parse_duration
-from memento_gh.plan import values
+from memento_gh.plan import spend, values
 
 TICK_MODES = ("auto", "paused", "stopped")
+ARCHITECT_MODES = ("off", "auto")
 CLEAN_STRATEGIES = ("git-clean", "git-stash")
 
 
@@ -45,8 +47,19 @@ def _file_size(raw: str) -> int:
     return value
 
 
+def _switch(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"{raw.strip()!r} is not true or false")
+    return value == "true"
+
+
 def _text(raw: str) -> str:
     return raw.strip()
+
+
+def _model_or_none(raw: str) -> str | None:
+    return None if raw.strip().lower() == "none" else values.parse_model(raw)
 
 
 def _time_or_date(raw: str) -> str:
@@ -77,6 +90,15 @@ _KEYS = (
     MetaKey("blocked_ratio_limit", values.parse_ratio, "blocked share that pauses"),
     MetaKey("min_free_disk", values.parse_size, "free disk below which ticks pause"),
     MetaKey("memory_stale_after", parse_duration, "age that archives a lesson"),
+    MetaKey("budget_per_day", spend.parse_usd, "USD the agent may spend a UTC day"),
+    MetaKey("tokens_per_day", spend.parse_limit, "tokens the agent may use a UTC day"),
+    MetaKey("budget_per_task", spend.parse_usd, "USD a task may cost before it is blocked"),
+    MetaKey("max_ticks_per_day", spend.parse_limit, "ticks that may run a task a UTC day"),
+    MetaKey("spend_total", spend.parse_spend, "what every run cost so far (engine)"),
+    MetaKey("spend_day", spend.parse_day, "what the UTC day's runs cost (engine)"),
+    MetaKey("retry_model", _model_or_none, "model a failed task's retries run on; none: the same"),
+    MetaKey("redact_logs", _switch, "true: credentials out of logs/ too"),
+    MetaKey("architect", _choice(ARCHITECT_MODES), "auto: a run proposes revisions for [!]"),
 )
 
 META_KEYS: Mapping[str, MetaKey] = {key.name: key for key in _KEYS}
@@ -123,6 +145,15 @@ class Settings(NamedTuple):
     blocked_ratio_limit: float = 0.3
     min_free_disk: int = 500 * 1000**2
     memory_stale_after: float = 30 * 86400
+    budget_per_day: Decimal | None = None
+    tokens_per_day: int | None = None
+    budget_per_task: Decimal | None = None
+    max_ticks_per_day: int | None = None
+    spend_total: spend.Spend = spend.Spend()
+    spend_day: spend.DaySpend = spend.DaySpend()
+    retry_model: str | None = None
+    redact_logs: bool = True
+    architect: str = "off"
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, str]) -> "Settings":

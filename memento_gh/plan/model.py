@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import NamedTuple, TypeVar
 
 from memento_gh.durations import parse_duration
+from memento_gh.plan import spend as ledger
 from memento_gh.plan import values
 from memento_gh.plan.meta import Settings
 
@@ -35,6 +36,8 @@ TASK_FIELDS = (
     "depends",
     "timeout",
     "claimed",
+    "spend",
+    "model",
 )
 REQUIRED_FIELDS = ("verify", "context_files")
 
@@ -134,6 +137,16 @@ class Task(NamedTuple):
         return _lenient(values.parse_int, self.raw("retries")) or 0
 
     @property
+    def spend(self) -> ledger.Spend:
+        """What the task's runs cost so far (engine-kept)."""
+        return _lenient(ledger.parse_spend, self.raw("spend")) or ledger.Spend()
+
+    @property
+    def model(self) -> str | None:
+        """The model this task's agent runs on, over the tick's own choice."""
+        return _lenient(values.parse_model, self.raw("model"))
+
+    @property
     def claimed(self) -> values.Claim | None:
         return _lenient(values.parse_claim, self.raw("claimed"))
 
@@ -153,6 +166,10 @@ class Phase(NamedTuple):
     depends: tuple[int, ...] | None = None
     depends_line: int | None = None
     task_ids: tuple[str, ...] = ()
+    #: ``<!-- review: true -->``: the phase ends in a review gate; ``approved`` once its
+    #: pull request was merged or a person approved (None: no comment).
+    review: str | None = None
+    review_line: int | None = None
 
     @property
     def name(self) -> str:

@@ -38,7 +38,10 @@ _TASK_REST = re.compile(
 # surely CommonMark's); every other shape goes through the general path.
 _PLAIN_FIELD = re.compile(r"( {2,5})- ([A-Za-z][A-Za-z0-9_]*):(?:[ \t]+|$)")
 _KEY_VALUE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+|$)")
-_PHASE_COMMENT = re.compile(r"<!--[ \t]*(parallel|depends)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*$")
+_PHASE_COMMENT = re.compile(
+    r"<!--[ \t]*(parallel|depends|review)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*$"
+)
+REVIEW_VALUES = ("true", "false", "approved")
 _ORDERED_BULLET = re.compile(r"\d{1,9}[.)](?=[ \t]|$)")
 _TASK_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
@@ -115,6 +118,8 @@ class _OpenPhase:
         self.depends: tuple[int, ...] | None = None
         self.depends_line: int | None = None
         self.task_ids: list[str] = []
+        self.review: str | None = None
+        self.review_line: int | None = None
 
 
 class _Scanner:
@@ -317,6 +322,8 @@ class _Scanner:
                     depends=open_phase.depends,
                     depends_line=open_phase.depends_line,
                     task_ids=tuple(open_phase.task_ids),
+                    review=open_phase.review,
+                    review_line=open_phase.review_line,
                 )
             )
             self.phase = None
@@ -341,10 +348,28 @@ class _Scanner:
             else:
                 self._problem(number, ERROR, f"parallel must be true or false, not {value!r}")
             return
+        if key == "review":
+            self._review(number, value)
+            return
         if self.phase.depends_line is not None:
             self._problem(number, ERROR, f"{self.phase_name()} sets depends twice")
         self.phase.depends_line = number
         self.phase.depends = self._phase_depends(number, value)
+
+    def _review(self, number: int, value: str) -> None:
+        assert self.phase is not None
+        if self.phase.review_line is not None:
+            self._problem(number, ERROR, f"{self.phase_name()} sets review twice")
+        if value.lower() not in REVIEW_VALUES:
+            self._problem(
+                number,
+                ERROR,
+                f"review must be true, false or approved, not {value!r}; write "
+                "'<!-- review: true -->' to end the phase in a review gate",
+            )
+            return
+        self.phase.review = value.lower()
+        self.phase.review_line = number
 
     def _phase_depends(self, number: int, value: str) -> tuple[int, ...]:
         if value.lower() in ("none", ""):

@@ -43,13 +43,27 @@ def pick(plan: Plan, skip: Collection[str] = ()) -> Decision:
             None, reason, f"tick_mode is {settings.tick_mode}; `memento resume` sets it to auto"
         )
     resolved = _resolved_phases(plan)
+    gate = review_gate(plan)
     for phase in plan.phases:
+        if gate is not None and phase.line > gate.line:
+            break  # no later phase starts before the review
         if not _phase_open(phase, resolved) or _phase_busy(plan, phase):
             continue
         for task in plan.tasks_in(phase):
             if task.id not in skip and _runnable(plan, task, settings.max_retries):
                 return Decision(task, READY, f"{task.id} is next ({phase.name}: {phase.title})")
     return _why_nothing(plan, resolved, skip)
+
+
+def review_gate(plan: Plan) -> Phase | None:
+    """The first phase that ends in a review gate (``<!-- review: true -->``) and has
+    finished: every later phase waits until its pull request is merged or a person
+    approves (which makes the comment ``review: approved``)."""
+    for phase in plan.phases:
+        tasks = plan.tasks_in(phase)
+        if phase.review == "true" and tasks and all(task.marker in RESOLVED for task in tasks):
+            return phase
+    return None
 
 
 def _resolved_phases(plan: Plan) -> dict[int, bool]:
@@ -106,6 +120,9 @@ def _why_nothing(plan: Plan, resolved: dict[int, bool], skip: Collection[str]) -
             f"{', '.join(exhausted)} used all {max_retries} retries; "
             f"`memento retry {exhausted[0]}` lets it run again",
         )
+    gate = review_gate(plan)
+    if gate is not None:
+        return Decision(None, WAITING, f"waiting for review of {gate.name}")
     return Decision(None, WAITING, _waiting_message(plan, resolved))
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from memento_gh.durations import parse_duration
-from memento_gh.plan import values
+from memento_gh.plan import spend, values
 from memento_gh.plan.meta import COUNTER_KEYS, check_meta_value
 from memento_gh.plan.model import (
     DONE,
@@ -33,7 +33,46 @@ _FIELD_READERS: Mapping[str, Callable[[str], Any]] = {
     "timeout": parse_duration,
     "retries": values.parse_int,
     "claimed": values.parse_claim,
+    "spend": spend.parse_spend,
+    "model": values.parse_model,
 }
+
+
+class Rule(NamedTuple):
+    """One rule the checks below enforce, as a sentence for whoever writes a plan (the
+    architect's prompt is made from this table, ``plan/guide.py``)."""
+
+    severity: str
+    text: str
+
+
+#: The rules of a plan, in the order the checks below run. A check added here is a rule
+#: added to the table: ``tests/plan/test_guide.py`` holds the two side by side.
+RULES = (
+    Rule(ERROR, "the plan has a `## Meta` section of `- key: value` lines, known keys only"),
+    Rule(ERROR, "every Meta value reads as its key says (the Meta keys above)"),
+    Rule(
+        WARNING,
+        "every phase has a `<!-- depends: none -->` or `<!-- depends: Phase 1 -->` line "
+        "under its heading, and depends only on phases that exist",
+    ),
+    Rule(ERROR, "every task has its own ID (`T-101`); no ID appears twice"),
+    Rule(
+        ERROR,
+        "every task needs a `"
+        + "` line and a `".join(f"{key}:" for key in REQUIRED_FIELDS)
+        + "` line: a command whose exit code 0 proves the task done, and the files the "
+        "agent may read and change",
+    ),
+    Rule(ERROR, "every field value reads: verify is one `inline code` span, lists are [a, b]"),
+    Rule(WARNING, "a task has no field but the task fields above"),
+    Rule(ERROR, "a task depends only on other tasks of the plan, never on itself"),
+    Rule(WARNING, "every task names its module: `[MODULE:name]` right after its ID"),
+    Rule(ERROR, "a [~] running task has a `claimed:` line (the engine writes it)"),
+    Rule(WARNING, "a pending task has retries left (below max_retries)"),
+    Rule(ERROR, "no dependency cycle among phases and tasks"),
+    Rule(WARNING, "total_tasks and completed_tasks agree with the tasks (the engine counts)"),
+)
 
 
 @functools.lru_cache(maxsize=4)

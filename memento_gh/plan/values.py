@@ -124,6 +124,24 @@ def check_worker_id(text: str) -> str:
     return text
 
 
+#: A model name as agents' command lines take it: ``claude-haiku-4-5``, ``openai/gpt-4.1``,
+#: ``ollama/qwen3.5:9b``, ``claude-opus-4-8[1m]``. One word, never an option (``-...``): it
+#: follows ``--model`` on the agent's command line.
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/+\[\]-]{0,199}")
+
+
+def parse_model(raw: str) -> str:
+    """A model name (backticks allowed around it); ValueError with a sentence naming what can."""
+    text = raw.strip()
+    name = text[1:-1].strip() if len(text) > 1 and text[0] == "`" == text[-1] else text
+    if not _MODEL.fullmatch(name):
+        raise ValueError(
+            "a model is one word of letters, digits and _ . : @ / + - [ ], starting with a "
+            f"letter or digit, such as claude-sonnet-4-6 or openai/gpt-4.1, not {text!r}"
+        )
+    return name
+
+
 class Claim(NamedTuple):
     """``claimed: <ISO-8601 UTC time> <worker-id>``: who runs a ``[~]`` task since when."""
 

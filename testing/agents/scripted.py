@@ -39,6 +39,7 @@ Actions (one JSON object each; paths are relative to the repository unless absol
 - ``{"claude_result": {...}}``: print a Claude Code ``--output-format json`` result whose
   fields are the defaults below updated with the given ones (``total_cost_usd``, ...);
 - ``{"dump_env": PATH}``: write the environment as a JSON object;
+- ``{"print_env": true}``: print the environment, ``NAME=value`` a line (a careless agent);
 - ``{"save_prompt": PATH}``: copy the prompt file; ``{"save_stdin": PATH}``: save stdin;
 - ``{"git": [ARG, ...]}``: run git with these arguments (an identity is supplied), e.g.
   ``{"git": ["commit", "-qam", "sneaky"]}`` to move HEAD;
@@ -51,6 +52,8 @@ Actions (one JSON object each; paths are relative to the repository unless absol
   (default 60), then go on either way: a test makes the agent outlast something it waits
   for, however busy the machine, instead of sleeping a guess;
 - ``{"exit": CODE}``: stop here with that exit code (e.g. 3 for a crash).
+
+A path may name environment variables (``$MEMENTO_PROPOSAL_FILE``): they are expanded.
 """
 
 from __future__ import annotations
@@ -156,6 +159,8 @@ def _perform(action: dict[str, Any], prompt: Path) -> int | None:
         print(json.dumps({**CLAUDE_RESULT, **action["claude_result"]}), flush=True)
     elif "dump_env" in action:
         _path(action["dump_env"]).write_text(json.dumps(dict(os.environ)), encoding="utf-8")
+    elif "print_env" in action:
+        print("".join(f"{name}={value}\n" for name, value in sorted(os.environ.items())))
     elif "save_prompt" in action:
         _path(action["save_prompt"]).write_bytes(prompt.read_bytes())
     elif "save_stdin" in action:
@@ -188,7 +193,8 @@ def _wait_for(path: Path, seconds: float) -> None:
 
 
 def _path(name: str) -> Path:
-    path = Path(name)
+    # "$MEMENTO_PROPOSAL_FILE": the architect's proposal file, named by memento at run time
+    path = Path(os.path.expandvars(name))
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

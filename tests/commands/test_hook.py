@@ -93,6 +93,25 @@ def test_install_writes_the_hook_and_a_commit_of_an_invalid_plan_is_blocked(repo
     assert commit(repo).returncode == 0
 
 
+@pytest.mark.timeout(120)
+def test_the_hook_lets_a_plan_with_models_through_and_stops_a_model_that_is_an_option(
+    repo: Path,
+) -> None:
+    assert hook(repo, "install").returncode == 0
+    with_models = VALID_PLAN.replace(
+        "- tick_mode: auto\n", "- tick_mode: auto\n- retry_model: opus\n"
+    )
+    write(repo, "docs/MASTER_PLAN.md", with_models + "  - model: openai/gpt-4.1\n")
+    git(repo, "add", "-A")
+    assert commit(repo).returncode == 0
+
+    write(repo, "docs/MASTER_PLAN.md", with_models + "  - model: --yolo\n")
+    git(repo, "add", "-A")
+    blocked = commit(repo)
+    assert blocked.returncode != 0
+    assert "docs/MASTER_PLAN.md:14: error: T-101 model: a model is one word" in blocked.stdout
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("configured", ["relative", "absolute"])
 def test_install_honours_core_hooks_path_from_any_folder(

@@ -93,6 +93,21 @@ def test_a_valid_repository_prints_nothing_and_exits_0(repo: Path) -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
+@pytest.mark.timeout(60)
+def test_a_task_model_and_meta_retry_model_are_valid_and_a_bad_one_names_its_line(
+    repo: Path,
+) -> None:
+    with_models = PLAN.replace("- max_retries: 3\n", "- max_retries: 3\n- retry_model: opus\n")
+    write(repo, PLAN_PATH, with_models.replace("  - retries: 0\n", "  - model: haiku\n"))
+    assert call_memento("validate", cwd=repo).stdout == ""
+
+    write(repo, PLAN_PATH, with_models.replace("  - retries: 0\n", "  - model: -x\n"))
+    done = call_memento("validate", cwd=repo)
+
+    assert done.returncode == 1
+    assert done.stdout.startswith("docs/MASTER_PLAN.md:21: error: T-101 model: a model is one")
+
+
 def test_warnings_alone_exit_0(repo: Path) -> None:
     write(repo, PLAN_PATH, WRONG_TOTAL)
 

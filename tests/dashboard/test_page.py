@@ -383,3 +383,41 @@ def test_the_script_takes_over_the_page_the_server_drew(
     expect(page.locator("#mode")).to_have_text("❚❚ PAUSED")
     row(page, "T-102").locator(".summary").click()
     expect(row(page, "T-102").locator(".task-body")).to_contain_text(ANALYSIS)
+
+
+def test_the_spend_is_shown_and_follows_a_tick_without_a_reload(
+    tmp_path: Path, serve: Serve, page: Page
+) -> None:
+    import json
+
+    from testing.plans import phase_block
+    from testing.ticks import plan_of, task
+
+    done = task("T-101", "x", spend="$0.20, 2000 in, 200 out")
+    core = phase_block(1, "Core", [done, task("T-102"), task("T-103")], parallel=True)
+    plan = plan_of([core], completed_tasks="1", spend_total="$0.20, 2000 in, 200 out")
+    project = make_project(
+        tmp_path,
+        plan,
+        files={"src/a.py": "A = 1\n"},
+    )
+    report = {
+        "type": "result",
+        "total_cost_usd": 0.05,
+        "modelUsage": {"claude-opus-4-8": {"inputTokens": 900, "outputTokens": 100}},
+    }
+    project.script({"T-102": [*good("T-102"), {"print": json.dumps(report)}]})
+    open_page(page, serve(project))
+    page.evaluate("window.sameDocument = true")
+
+    spend = page.locator("#spend")
+    expect(spend).to_contain_text("total $0.20, 2,200 tokens")
+    # one completed task cost $0.20; two are left
+    expect(spend).to_contain_text("to finish about $0.40")
+
+    tick = project.start_tick()
+    out, err = tick.communicate(timeout=120)
+    assert tick.returncode == 0, out + err
+
+    expect(spend).to_contain_text("total $0.25, 3,200 tokens")
+    assert page.evaluate("window.sameDocument") is True

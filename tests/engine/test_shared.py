@@ -33,8 +33,10 @@ class RacingBranch(SharedBranch):
     """A real shared branch whose ``publish`` runs ``before[n]`` ahead of its n-th push: the
     other worker's push lands first, exactly between this tick's commit and its push."""
 
-    def __init__(self, root: Path, before: dict[int, Callable[[], None]]) -> None:
-        super().__init__(root, branch=BRANCH, sleep=lambda seconds: None)
+    def __init__(
+        self, root: Path, before: dict[int, Callable[[], None]], attempts: int = 30
+    ) -> None:
+        super().__init__(root, branch=BRANCH, sleep=lambda seconds: None, attempts=attempts)
         self.before = before
         self.pushes = 0
         self.landed: list[bool] = []
@@ -166,6 +168,60 @@ def test_a_rejected_result_is_made_again_on_the_new_tip(pool: Pool) -> None:
     assert pool.history().completions() == {FIRST: 1, SECOND: 1}
 
 
+def test_a_result_rejected_more_often_than_a_claim_may_be_still_lands_while_its_claim_lives(
+    pool: Pool,
+) -> None:
+    # Three tries for a claim; the result is rejected five times, by five other commits.
+    def other(number: int) -> Callable[[], None]:
+        def edit(root: Path) -> None:
+            (root / "out" / f"other-{number}.txt").write_text("x\n", encoding="utf-8")
+
+        return lambda: push_edit(pool, 1, edit, f"another worker's commit {number}")
+
+    branch = RacingBranch(pool.clones[0], {n: other(n) for n in range(2, 7)}, attempts=3)
+
+    result = tick(pool, 0, branch)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "success")]
+    assert result.tasks[0].pushes == 6
+    assert branch.landed[:7] == [True, False, False, False, False, False, True]
+    plan = remote_plan(pool)
+    assert marker(plan, FIRST) == "x"
+    assert plan.settings.completed_tasks == 1 and plan.settings.total_ticks == 1
+    assert pool.history().completions() == {FIRST: 1}
+    assert pool.show(f"out/{FIRST}.txt") == f"{FIRST} done\n"
+    assert pool.show("out/other-6.txt") == "x\n"
+
+
+def test_a_result_that_cannot_land_before_its_claim_goes_stale_says_why(pool: Pool) -> None:
+    def other(number: int) -> Callable[[], None]:
+        def edit(root: Path) -> None:
+            (root / "out" / f"other-{number}.txt").write_text("x\n", encoding="utf-8")
+
+        return lambda: push_edit(pool, 1, edit, f"another worker's commit {number}")
+
+    branch = RacingBranch(pool.clones[0], {n: other(n) for n in range(2, 9)}, attempts=3)
+    # Once the result's first push is rejected, the clock is 20 minutes on: the claim
+    # (stale_lock_timeout 15min) is stale by the time the claim's three tries are spent.
+    start = datetime.now(timezone.utc)
+
+    def clock() -> datetime:
+        return start + timedelta(minutes=20 if branch.pushes >= 2 else 0)
+
+    root = pool.clones[0]
+    config = TickConfig(
+        agent="command", agent_cmd=pool.agent_command(), worker_id="w0", shared=branch
+    )
+
+    result = run_tick(Layout(root), config, clock=clock, environ=pool.env(), say=lambda line: None)
+
+    [outcome] = result.tasks
+    assert (outcome.task_id, outcome.outcome, outcome.pushes) == (FIRST, "unpublished", 3)
+    assert "stale_lock_timeout" in outcome.message
+    assert marker(remote_plan(pool), FIRST) == "~"  # left for the stale reset to recover
+    assert pool.history().completions() == {}
+
+
 def test_a_result_whose_files_changed_meanwhile_fails_and_keeps_the_other_change(
     pool: Pool,
 ) -> None:
@@ -242,6 +298,28 @@ def test_a_worker_killed_after_its_claim_landed_fails_that_attempt_on_the_remote
     assert marker(plan, FIRST) == "x"
     assert "died while running" in pool.show("docs/TICK_STATUS.md")
     assert git(pool.clones[0], "status", "--porcelain") == ""
+
+
+def test_a_dead_ticks_attempt_is_recorded_however_often_the_branch_moves_meanwhile(
+    pool: Pool,
+) -> None:
+    tick_killed_at(pool, "attempted")
+
+    def other(number: int) -> Callable[[], None]:
+        def edit(root: Path) -> None:
+            (root / "out" / f"other-{number}.txt").write_text("x\n", encoding="utf-8")
+
+        return lambda: push_edit(pool, 1, edit, f"another worker's commit {number}")
+
+    # Three tries for bookkeeping; the dead tick's record is rejected five times.
+    branch = RacingBranch(pool.clones[0], {n: other(n) for n in range(1, 6)}, attempts=3)
+
+    tick(pool, 0, branch)
+
+    assert branch.landed[:6] == [False] * 5 + [True]
+    assert "died while running" in pool.show("docs/TICK_STATUS.md")
+    task = remote_plan(pool).task(FIRST)
+    assert task is not None and task.retries == 1
 
 
 def test_a_worker_killed_before_its_claim_landed_leaves_nothing_behind(pool: Pool) -> None:

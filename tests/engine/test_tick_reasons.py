@@ -150,6 +150,11 @@ def test_a_tick_that_died_is_a_tick_died_field_not_a_guard_violation(tmp_path: P
         ),
         ('{"error": {"message": "invalid api key"}}\n', "invalid api key"),
         ("{not json at all\n", "{not json at all"),
+        (  # openclaw agent exec --json: a pretty-printed envelope, after its log lines
+            '[agent] run ended\n{\n  "ok": false,\n  "status": "error",\n  "error": {\n'
+            '    "message": "API rate limit reached.",\n    "kind": "exception"\n  }\n}\n',
+            "API rate limit reached.",
+        ),
         ("  spaced   out \t words  \n", "spaced out words"),
         ("x" * 400 + "\n", "x" * 299 + "…"),
         ("\n  \n-----\n", None),

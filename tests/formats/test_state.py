@@ -127,6 +127,7 @@ def test_the_snapshot_holds_the_seeds_current_state_fields() -> None:
         "Mode": "auto",
         "Phase": "Phase 2: Integration (0/2 done)",
         "Progress": "1/4 tasks done, 0 skipped, 1 blocked, 1 running; 7 ticks",
+        "Spend": "today 0 tokens (0 ticks) · total 0 tokens",
         "Current": "T-201 [MODULE:core] Step T-201 (claimed 2025-01-15T14:30:00Z by runner-1)",
         "Next": "none — T-201 running; nothing else can start now",
         "Last action": "Tick #007: T-101 success",

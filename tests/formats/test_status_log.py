@@ -447,7 +447,7 @@ def test_files_diff_size_commit_and_the_optional_fields() -> None:
     assert field_line(entry, "Guard Violations") == (
         "guard_files touched: src/db/schema.ts; diff too large: 412 lines"
     )
-    assert field_line(entry, "Cost") == "$0.42, 12,345 tokens in / 2,345 out"
+    assert field_line(entry, "Cost") == "$0.4213, 12,345 tokens in / 2,345 out"
     assert field_line(entry, "Log") == "https://github.com/o/r/actions/runs/42"
     assert render_entry(entry).index("**Guard Violations**") < render_entry(entry).index(
         "**Files Modified**"

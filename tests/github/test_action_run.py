@@ -4,7 +4,7 @@ The same flows run under `act` with the real workflow in tests/test_act_e2e.py."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
 from pathlib import Path
 
 import pytest
@@ -18,13 +18,6 @@ from testing.repos import clone, commit_all, git
 from testing.ticks import good, one_phase, plan_of, wrong
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub("octo/project", "ghs_test_token_0123456789") as server:
-        server.set_permission("alice", "admin")
-        yield server
 
 
 @pytest.fixture
@@ -90,7 +83,8 @@ def test_a_failing_task_opens_exactly_one_issue_however_often_the_run_repeats(
     result = project.run("schedule")
     assert result.outputs["outcome"] == "blocked"
     blocking_requests = github.request_count()
-    assert blocking_requests <= 8, github.requests_log
+    # (one of them the blocking run's comment: its logs and the verify output's end)
+    assert blocking_requests <= 9, github.requests_log
     for _ in range(2):
         project.run("schedule")
     [issue] = project.memento_issues("blocked")
@@ -114,7 +108,9 @@ def test_an_owner_comment_becomes_a_note_and_a_stranger_comment_nothing(
     assert "Use the word A" in note.text
     assert note.source is not None
     assert "@alice (OWNER)" in note.source
-    [comment] = github.comments(issue["number"])
+    # (the run that blocked the task commented first: the verify output's end)
+    blocking, comment = github.comments(issue["number"])
+    assert "The run that blocked T-101" in blocking["body"]
     assert [reaction["content"] for reaction in github.reactions(comment["id"])] == ["+1"]
 
     before = git(project.origin, "rev-parse", "memento")
@@ -279,6 +275,17 @@ def test_the_agent_never_sees_the_token(project: ActionProject, tmp_path: Path) 
     project.run("schedule")
     seen = dump.read_text(encoding="utf-8")
     assert "ghs_test_token_0123456789" not in seen
+
+
+def test_the_model_input_reaches_the_agent_and_the_status_entry(
+    project: ActionProject, tmp_path: Path
+) -> None:
+    dump = tmp_path / "agent-env.json"
+    project.script({"T-101": [{"dump_env": str(dump)}, *good("T-101")]})
+    result = project.run("schedule", env={"MEMENTO_MODEL": "gpt-5.5"})
+    assert result.code == 0, result.said
+    assert json.loads(dump.read_text(encoding="utf-8"))["MEMENTO_MODEL"] == "gpt-5.5"
+    assert "gpt-5.5" in project.show("docs/TICK_STATUS.md")
 
 
 def test_an_api_outage_after_the_push_loses_no_tick_and_the_next_run_converges(

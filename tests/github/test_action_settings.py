@@ -3,6 +3,7 @@ share the branch, and this worker's name; a bad value is one sentence naming the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,25 @@ def test_a_bad_input_stops_memento_github_with_one_line_and_no_traceback(tmp_pat
     assert "Traceback" not in done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("memento: error: workers must be a whole number of at least 1")
+
+
+def test_the_model_and_agent_args_inputs_are_read_and_split() -> None:
+    settings = read_settings(
+        {**RUNNER, "MEMENTO_MODEL": " gpt-5.5 ", "MEMENTO_AGENT_ARGS": "-c 'a=\"b c\"' --x"}
+    )
+    assert (settings.model, settings.agent_args) == ("gpt-5.5", ("-c", 'a="b c"', "--x"))
+    assert (read_settings(RUNNER).model, read_settings(RUNNER).agent_args) == (None, ())
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("MEMENTO_MODEL", "--yolo", "the action's `model` input: a model is one word"),
+        ("MEMENTO_AGENT_ARGS", "--x 'open", "the action's `agent-args` input cannot be read"),
+    ],
+)
+def test_a_model_or_agent_args_input_that_cannot_be_used_names_the_input(
+    name: str, value: str, said: str
+) -> None:
+    with pytest.raises(UserError, match=re.escape(said)):
+        read_settings({**RUNNER, name: value})

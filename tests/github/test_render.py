@@ -654,3 +654,25 @@ def test_progress_counts_skipped_tasks_apart_from_the_done_ones() -> None:
 
     assert lines[0] == "████████████████████ **2/3** done, 1 skipped (100%) · 0 blocked · 0 running"
     assert "| Phase 1: One | ████████████ | 2/3, 1 skipped (100%) |  |" in lines
+
+
+def test_the_job_summary_of_a_pool_worker_says_how_many_pushes_each_result_took() -> None:
+    tasks = [
+        TaskOutcome("T-101", "success", "a3f7b2c9d", "verify passed", pushes=1),
+        TaskOutcome("T-102", "success", "b4e8c3d0e", "verify passed", pushes=7),
+    ]
+
+    summary = job_summary(make_plan(), outcome="success", tasks=tasks, worker="worker-2")
+
+    assert "| Task | Outcome | Commit | Pushes | |" in summary
+    assert "| T-101 | ✅ success | `a3f7b2c` | 1 | verify passed |" in summary
+    assert "| T-102 | ✅ success | `b4e8c3d` | 7 | verify passed |" in summary
+
+
+def test_the_job_summary_of_a_lone_worker_has_no_pushes_column() -> None:
+    tasks = [TaskOutcome("T-101", "success", "a3f7b2c9d", "verify passed")]
+
+    summary = job_summary(make_plan(), outcome="success", tasks=tasks)
+
+    assert "| Task | Outcome | Commit | |" in summary
+    assert "| T-101 | ✅ success | `a3f7b2c` | verify passed |" in summary

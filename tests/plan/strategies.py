@@ -102,6 +102,7 @@ META_VALUES = {
     "created": ("2025-01-15",),
     "last_architect_edit": ("2025-01-15T14:30:00",),
     "tick_mode": ("auto", "paused", "stopped"),
+    "architect": ("off", "auto"),
     "stale_lock_timeout": ("15min",),
     "clean_strategy": ("git-clean", "git-stash"),
     "clean_ignore": (".memento_cleanignore",),

@@ -112,6 +112,19 @@ def test_the_base_plan_has_no_problem_at_all() -> None:
     assert parse(BASE).problems == ()
 
 
+def test_a_task_may_name_its_model_and_meta_the_model_of_retries() -> None:
+    text = with_defect("retries: 0", "model: `openai/gpt-4.1`").replace(
+        "- max_retries: 3\n", "- max_retries: 3\n- retry_model: claude-opus-4-8[1m]\n"
+    )
+    plan = parse(text)
+
+    assert problems_of(text) == []
+    assert [task.model for task in plan.tasks] == ["openai/gpt-4.1", None, None]
+    assert plan.settings.retry_model == "claude-opus-4-8[1m]"
+    none = with_defect("- max_retries: 3", "- retry_model: none")
+    assert parse(none).settings.retry_model is None
+
+
 def test_problems_come_sorted_by_line() -> None:
     text = with_defect("- max_retries: 3", "- max_retries: three").replace(
         "  - verify: `pytest -q tests/auth`\n", ""
@@ -291,6 +304,18 @@ ROWS = [
         one(22, WARNING, "T-102 has used 3 of 3 retries and will not be picked"),
         id="retries-exhausted",
     ),
+    pytest.param(
+        "retries: 0",
+        "model: --dangerously-skip-permissions",
+        one(20, ERROR, "T-101 model: a model is one word of letters, digits and _ . : @ / + -"),
+        id="model-an-option",
+    ),
+    pytest.param(
+        "retries: 0",
+        "model: claude opus",
+        one(20, ERROR, "such as claude-sonnet-4-6 or openai/gpt-4.1, not 'claude opus'"),
+        id="model-two-words",
+    ),
     # -- task depends ------------------------------------------------------------------------
     pytest.param(
         "depends: [T-102]",
@@ -389,6 +414,12 @@ ROWS = [
         "max_retries: 0",
         one(6, ERROR, "Meta max_retries: 0 is too small; the least allowed is 1"),
         id="meta-int-too-small",
+    ),
+    pytest.param(
+        "- max_retries: 3",
+        "- retry_model: -m",
+        one(6, ERROR, "Meta retry_model: a model is one word of letters, digits"),
+        id="meta-retry_model-an-option",
     ),
     pytest.param(
         "tick_mode: auto ",

@@ -632,7 +632,7 @@ def test_graphql_gives_the_body_and_its_revisions_newest_first(fake: FakeGitHub)
         ),
         ("query($n: Int!) { repository(owner: $o) { id } }", {}, "$o is used but not provided"),
         ("query { repository(owner: ", {}, "Parse error"),
-        ("mutation { closeIssue }", {}, "not a mutation"),
+        ("mutation { closeIssue }", {}, "doesn't exist on type 'Mutation'"),
         ("{ repository { ...on Repository { id } } }", {}, "no fragments"),
     ],
 )
