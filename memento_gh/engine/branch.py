@@ -8,6 +8,13 @@ the branch first, so the tick drops its commits for the remote's tip and decides
 result is pushed the same way and, on a rejection, made again on the new tip: the
 bookkeeping from the files as they are there, the agent's change as a patch. So no worker's
 bookkeeping overwrites another's.
+
+When the branch does not take a result at once, the worker posts it on a ref of its own
+(``handoff.py``), where nobody races it: from then on the result is published, and any
+worker that pushes (a claim, its own result, nothing at all) records every posted result
+on the tip it pushes, each as its worker would have, and notes the ref as recorded in the
+same push. So one landing carries several results, and a rejected worker whose result
+another worker recorded meanwhile is done without pushing again.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
-from memento_gh.engine import bookkeeping, pipeline, results
+from memento_gh.engine import bookkeeping, handoff, pipeline, results
+from memento_gh.engine.handoff import Handoff, Posted
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
 from memento_gh.engine.recovery import RunningMarker
 from memento_gh.engine.session import Session
@@ -35,6 +43,9 @@ class Remote(Protocol):
     def refresh(self) -> None: ...
     def publish(self) -> bool: ...
     def wait(self, attempt: int, *, urgent: bool = False) -> None: ...
+    def post_result(self, name: str, tree_of: str, parent: str, message: str) -> str: ...
+    def posted(self) -> list[Posted]: ...
+    def note(self, posted: Posted, message: str) -> None: ...
 
 
 class LocalBranch:
@@ -116,6 +127,8 @@ class PoolBranch:
         self.base: str | None = None
         #: The claim this tick holds on the remote, while it holds one.
         self.claimed_by: str | None = None
+        #: The name of this worker's result ref.
+        self.ref_name = handoff.ref_name(session.worker_id)
 
     def begin(self, dirty: Callable[[], list[str]]) -> None:
         """Stand on the remote's tip; the tree must be clean before the branch moves."""
@@ -132,6 +145,7 @@ class PoolBranch:
             if attempt > 1:
                 self.remote.wait(attempt - 1)
                 self._refresh()
+            self._record_posted()  # the claim's push carries them
             task = pipeline.choose(self.session, tried, index)
             claim = None if task is None else self._claim(task, tick, index)
             if self.remote.publish():
@@ -198,34 +212,37 @@ class PoolBranch:
             self.claimed_by = None
 
     def _publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
-        """A result is a whole agent run: it is pushed again, with growing jittered waits,
-        for as long as the claim on the remote is this tick's and live. It fails only for a
-        reason of its own: the claim was reset, the change no longer applies, or the claim
-        went stale before the branch let the result in."""
-        session = self.session
+        """A result is a whole agent run. Rejected once, it is posted on this worker's own
+        ref, and from then on it is pushed again, with growing jittered waits, recorded on
+        each new tip together with every other result posted, for as long as the claim on
+        the remote is this tick's and live, unless another worker recorded it first. It
+        fails only for a reason of its own: the claim was reset, the change no longer
+        applies, or the claim went stale before the branch let the result in."""
+        if self.remote.publish():
+            self._published()
+            return outcome._replace(pushes=1)
+        posted = self._post(claim, attempt, outcome)
+        self.session.checkpoint("posted")
         task = claim.task
-        paths = [c.path for c in attempt.changes] + [
-            c.old_path for c in attempt.changes if c.old_path
-        ]
-        number = 0
+        number = 1
         while True:
+            self.remote.wait(number, urgent=True)
+            self._refresh()
+            noted = self._noted(posted)
+            if noted is not None:  # another worker recorded it, and that landed
+                return noted._replace(pushes=number)
+            held = self.session.plan_file.current.task(task.id)
+            if number >= self.remote.attempts and held is not None and self._stale(held):
+                break
+            mine = self._record_posted().get(self.ref_name)
+            if mine is None:
+                return self._gone(task.id, number)
+            head = (self.session.workspace.quick_head() or "")[:7]
+            self.session.say(f"  the branch moved: recorded the posted results again on {head}")
             number += 1
             if self.remote.publish():
                 self._published()
-                return outcome._replace(pushes=number)
-            self.remote.wait(number, urgent=True)
-            patch = b""
-            if outcome.outcome == bookkeeping.SUCCESS and outcome.commit and claim.commit:
-                patch = session.workspace.change_between(claim.commit, outcome.commit, paths)
-            self._refresh()
-            head = (session.workspace.quick_head() or "")[:7]
-            session.say(f"  the branch moved: making the result again on {head}")
-            held = session.plan_file.current.task(task.id)
-            if held is None or held.marker != RUNNING or held.claimed != task.claimed:
-                return self._claim_lost(task)._replace(pushes=number)
-            if number >= self.remote.attempts and self._stale(held):
-                break
-            outcome, attempt = self._make_again(claim, attempt, outcome, patch, paths)
+                return mine._replace(pushes=number)
         self._refresh()
         return TaskOutcome(
             task.id,
@@ -236,6 +253,87 @@ class PoolBranch:
             "stale_lock_timeout in the plan's Meta)",
             pushes=number,
         )
+
+    def _post(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> str:
+        """Post the result on this worker's own ref; the posted commit."""
+        session = self.session
+        task = claim.task
+        paths = [c.path for c in attempt.changes] + [
+            c.old_path for c in attempt.changes if c.old_path
+        ]
+        success = outcome.outcome == bookkeeping.SUCCESS and outcome.commit is not None
+        base = claim.commit or session.workspace.head() or ""
+        record = Handoff(
+            worker=self.worker,
+            task=task.id,
+            claimed=task.claimed.render() if task.claimed else "",
+            tick=claim.tick,
+            position=claim.position,
+            claim_commit=base,
+            log=claim.log or session.log_name,
+            outcome=outcome.outcome,
+            paths=tuple(paths) if success else (),
+            attempt=attempt,
+        )
+        tree_of = outcome.commit if success and outcome.commit else base
+        message = handoff.result_message(record)
+        return self.remote.post_result(self.ref_name, tree_of, base, message)
+
+    def _noted(self, posted: str) -> TaskOutcome | None:
+        """How the result posted as ``posted`` ended, when another worker recorded it and
+        noted so on the remote; None while it waits."""
+        for ref in self.remote.posted():
+            if ref.name == self.ref_name and ref.parent == posted and ref.sha != posted:
+                return handoff.read_note(ref.message)
+        return None
+
+    def _gone(self, task_id: str, pushes: int) -> TaskOutcome:
+        return TaskOutcome(
+            task_id,
+            "unpublished",
+            None,
+            "the result posted on this worker's ref is gone from the remote (replaced or "
+            "deleted); the claim goes stale and the task runs again",
+            pushes=pushes,
+        )
+
+    def _record_posted(self) -> dict[str, TaskOutcome]:
+        """Record on the commits in hand every result posted and not recorded yet, each
+        as its worker would have, and note its ref as recorded with the next push; the
+        outcomes, by ref."""
+        recorded: dict[str, TaskOutcome] = {}
+        for posted in self.remote.posted():
+            found = handoff.read_result(posted.message)
+            if found is None:
+                continue  # a note: recorded already
+            outcome = self._record_handoff(posted, found)
+            self.remote.note(posted, handoff.note_message(outcome))
+            recorded[posted.name] = outcome
+        return recorded
+
+    def _record_handoff(self, posted: Posted, found: Handoff) -> TaskOutcome:
+        """A posted result recorded on the tip, while the claim it was run under holds
+        there; a result whose claim was reset meanwhile is dropped, and the log says so."""
+        session = self.session
+        held = session.plan_file.current.task(found.task)
+        if (
+            held is None
+            or held.marker != RUNNING
+            or held.claimed is None
+            or held.claimed.render() != found.claimed
+        ):
+            return self._record_lost(found.task, found.worker or "a worker")
+        claim = Claim(held, "", "", found.tick, found.position, found.claim_commit, found.log)
+        patch = b""
+        if found.outcome == bookkeeping.SUCCESS and found.paths:
+            patch = session.workspace.change_between(
+                found.claim_commit, posted.sha, list(found.paths)
+            )
+        before = TaskOutcome(found.task, found.outcome, None, "")
+        outcome, _ = self._make_again(
+            claim, found.attempt, before, patch, list(found.paths), found.worker
+        )
+        return outcome
 
     def _stale(self, task: Task) -> bool:
         """The claim is older than the plan's stale_lock_timeout: another worker may reset it
@@ -253,42 +351,38 @@ class PoolBranch:
         outcome: TaskOutcome,
         patch: bytes,
         paths: list[str],
+        worker: str | None,
     ) -> tuple[TaskOutcome, Attempt]:
-        """The result recorded again on the new tip: a failure as a failure, a deferral as a
-        deferral, a success with
-        its change applied as a patch, or failed when the patch no longer applies."""
+        """The result recorded again on the new tip, under ``worker``'s name: a failure as
+        a failure, a deferral as a deferral, a success with its change applied as a patch,
+        or failed when the patch no longer applies."""
         session = self.session
         if outcome.outcome == bookkeeping.DEFERRED:
-            return results.defer(session, claim, attempt, self.worker), attempt
+            return results.defer(session, claim, attempt, worker), attempt
         if outcome.outcome != bookkeeping.SUCCESS:
-            return results.fail(session, claim, attempt, self.worker), attempt
+            return results.fail(session, claim, attempt, worker), attempt
         if session.workspace.apply_change(patch):
             # memento's own patch of the checked commit, on a new base: its bytes may
             # differ from verify's by the other tasks' lines, which parallel: true allows.
             attempt = attempt._replace(seen_by_verify=None)
-            return results.succeed(session, claim, attempt, self.worker), attempt
+            return results.succeed(session, claim, attempt, worker), attempt
         clash = f"its change no longer applies to {', '.join(paths[:5])}"
         attempt = attempt._replace(
             conflict=clash + ": another task changed them since the claim", verify=None
         )
-        return results.fail(session, claim, attempt, self.worker), attempt
+        return results.fail(session, claim, attempt, worker), attempt
 
-    def _claim_lost(self, task: Task) -> TaskOutcome:
+    def _record_lost(self, task_id: str, worker: str) -> TaskOutcome:
         """The claim was reset (it looked stale) while the agent worked: the result is
         dropped, for the task's next run is someone else's."""
         ledger = self.session.ledger
         line = (
-            f"{task.id}: the result of {self.session.worker_id} was dropped, its claim was "
+            f"{task_id}: the result of {worker} was dropped, its claim was "
             "reset meanwhile (stale_lock_timeout too short for the task?)"
         )
-
-        def record() -> None:
-            ledger.append_event(line)
-            ledger.commit_with_state(f"memento: {task.id} claim lost")
-
-        record()
-        self.publish(record)
-        return TaskOutcome(task.id, "lost", None, line)
+        ledger.append_event(line)
+        ledger.commit_with_state(f"memento: {task_id} claim lost")
+        return TaskOutcome(task_id, "lost", None, line)
 
     def recover(self, found: Mapping[str, Any], report: RollbackReport) -> None:
         """Drop the commits the dead tick never pushed and, when the remote still shows its
@@ -300,6 +394,10 @@ class PoolBranch:
             if subjects and all(subject.startswith("memento: ") for subject in subjects):
                 session.workspace.reset_hard(base)
         self._sync()
+        if self._own_result_waits():
+            # The dead tick posted its result: it is recorded, as any worker would.
+            self._record_posted()
+            self.publish(self._record_posted, due=self._own_result_waits)
         task_id = found.get("task")
         task = session.plan_file.current.task(task_id) if isinstance(task_id, str) else None
         if task is None or task.marker != RUNNING or task.claimed is None:
@@ -318,6 +416,13 @@ class PoolBranch:
 
         record()
         self.publish(record, due=due)
+
+    def _own_result_waits(self) -> bool:
+        """This worker's ref holds a result nobody recorded yet."""
+        return any(
+            ref.name == self.ref_name and handoff.read_result(ref.message) is not None
+            for ref in self.remote.posted()
+        )
 
     def _sync(self) -> None:
         self.session.say(f"Shared branch: {self.remote.sync()}")
