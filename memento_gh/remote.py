@@ -61,11 +61,12 @@ _REBASE_CONFIG = (
     "rebase.updateRefs=false",
     "rerere.enabled=false",
 )
-# Rejections that mean "the branch moved under you": fetch, rebase, try again. The last four
-# are how a server words losing a race on the ref's lock to a concurrent push.
+# Rejections that mean "the branch moved under you": fetch, rebase, try again. "cannot lock
+# ref" to "incorrect old value" are how a server words losing a race on the ref's lock to a
+# concurrent push; the atomic ones, how a push of several refs words it for each of them.
 _RACE = re.compile(
     r"fetch first|non-fast-forward|stale info|cannot lock ref|failed to lock"
-    r"|failed to update ref|incorrect old value|atomic push failed",
+    r"|failed to update ref|incorrect old value|atomic push failed|atomic transaction failed",
     re.IGNORECASE,
 )
 _AUTH_FAILURE = re.compile(
