@@ -436,8 +436,38 @@ class SharedBranch:
         The work tree must be clean; untracked files git does not track stay."""
         if self._fetch():
             self.tip = gitrun.output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
-            if self.tip is not None:
+            if self.tip is not None and self.workspace.quick_head() != self.tip:
                 gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
+
+    def unchanged(self) -> bool:
+        """The remote's branch and result refs are as last fetched, which one ``git
+        ls-remote`` tells (cheaper than a fetch: no objects are asked for)."""
+        url = self.endpoint.fetch_url
+        done = gitrun.run(
+            self.top,
+            "ls-remote",
+            url,
+            f"refs/heads/{self.branch}",
+            f"{RESULTS}*",
+            env=self.endpoint.auth(url),
+            timeout=30,
+        )
+        if done.returncode != 0:
+            return False  # the fetch that follows says why
+        there = {}
+        for line in os.fsdecode(done.stdout).splitlines():
+            sha, _, ref = line.partition("\t")
+            there[ref] = sha
+        fields = "%(refname)%00%(objectname)"
+        here = {self.upstream: self.tip or ""}
+        listed = gitrun.output(self.top, "for-each-ref", f"--format={fields}", self.fetched)
+        for line in listed.splitlines():
+            ref, _, sha = line.partition("\0")
+            here[RESULTS + ref.removeprefix(self.fetched)] = sha
+        return there == {
+            f"refs/heads/{self.branch}" if ref == self.upstream else ref: sha
+            for ref, sha in here.items()
+        }
 
     def publish(self) -> bool:
         """Push HEAD once, fast-forward only, with the result refs it records noted as
@@ -477,6 +507,32 @@ class SharedBranch:
         if done.returncode != 0:
             raise _network_failure("push a result to", self.endpoint, url, done)
         return sha
+
+    def withdraw(self, posted: str, name: str, message: str) -> bool:
+        """Replace what this worker posted as ``posted`` on its ref ``name`` by a note with
+        ``message``, only while the ref holds it: False when another worker noted it first
+        (the note is on the remote branch by then, for the two land together)."""
+        sha = self._commit(f"{posted}^{{tree}}", posted, message)
+        ref = RESULTS + name
+        url = self.endpoint.push_url
+        done = gitrun.run(
+            self.top,
+            "push",
+            "--porcelain",
+            "--no-verify",
+            "--no-follow-tags",
+            "--recurse-submodules=no",
+            f"--force-with-lease={ref}:{posted}",
+            url,
+            f"{sha}:{ref}",
+            config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
+            env=self.endpoint.auth(url),
+        )
+        if done.returncode == 0:
+            return True
+        if _RACE.search(os.fsdecode(done.stdout)):
+            return False
+        raise _network_failure("withdraw a request from", self.endpoint, url, done)
 
     def posted(self) -> list[Posted]:
         """The result refs as last fetched: each worker's last posted result or note."""

@@ -19,7 +19,9 @@ another worker recorded meanwhile is done without pushing again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Mapping
+from datetime import datetime
 from typing import Any, Protocol
 
 from memento_gh.engine import bookkeeping, handoff, pipeline, results
@@ -29,8 +31,18 @@ from memento_gh.engine.recovery import RunningMarker
 from memento_gh.engine.session import Session
 from memento_gh.errors import UserError
 from memento_gh.plan.model import PENDING, RUNNING, Task
-from memento_gh.plan.values import format_time
+from memento_gh.plan.values import format_time, parse_claim
 from memento_gh.workspace import RollbackReport
+
+#: Seconds after which a worker's request for a task is left alone: its worker, which
+#: withdraws a request it no longer waits for, may have died.
+REQUEST_TIMEOUT = 60
+#: Rounds a worker waiting on what it posted polls for another to record it, before it
+#: records it itself: the waits double up to 2 s (``POLL_START``), so about five seconds.
+PATIENCE = 8
+#: A worker waiting on what it posted polls first after up to 160 ms (10 ms doubled four
+#: times), then after twice as long each time, up to 2 s.
+POLL_START = 4
 
 
 class Remote(Protocol):
@@ -46,6 +58,8 @@ class Remote(Protocol):
     def post_result(self, name: str, tree_of: str, parent: str, message: str) -> str: ...
     def posted(self) -> list[Posted]: ...
     def note(self, posted: Posted, message: str) -> None: ...
+    def withdraw(self, posted: str, name: str, message: str) -> bool: ...
+    def unchanged(self) -> bool: ...
 
 
 class LocalBranch:
@@ -140,12 +154,17 @@ class PoolBranch:
 
     def take(self, tried: Collection[str], tick: int | None, index: int) -> Claim | None:
         """Choose a task on the remote's tip and push the claim; a rejected push means that
-        another worker moved the branch: start again from its new tip."""
+        another worker moved the branch: start again from its new tip.
+
+        A tick's first claim, rejected once, is asked of the pool instead (``_request``):
+        whichever worker pushes next claims a task for it, in the same push as its own."""
+        first = tick is None and index == 0
+        if first and self._waiting():
+            return self._request()  # the next push records them all, this request too
         for attempt in range(1, self.remote.attempts + 1):
             if attempt > 1:
                 self.remote.wait(attempt - 1)
                 self._refresh()
-            self._record_posted()  # the claim's push carries them
             task = pipeline.choose(self.session, tried, index)
             claim = None if task is None else self._claim(task, tick, index)
             if self.remote.publish():
@@ -153,9 +172,119 @@ class PoolBranch:
                 if claim is not None:
                     pipeline.announce_task(self.session, claim.tick, claim.task)
                 return claim
+            if first and claim is not None:
+                return self._request()
         self._refresh()
         self.session.say("The branch kept moving: no task could be claimed this tick")
         return None
+
+    def _request(self) -> Claim | None:
+        """Ask the pool for a task, on this worker's own ref, and push what is posted
+        (claiming a task for each request, this one too) until a claim for it lands, by
+        this worker's push or another's. None when no task is left for it, or the branch
+        kept moving: the request is withdrawn then."""
+        session = self.session
+        self._refresh()  # the claim just refused stays out of the request's way
+        self.claimed_by = f"{format_time(session.clock())} {session.worker_id}"
+        # The marker first: a tick that dies once a claim for it landed leaves that claim
+        # for the next one to find, by the claim it asked under.
+        self.marker.write(None, None, {"base": self.base, "claim": self.claimed_by})
+        session.checkpoint("marked")
+        request = handoff.Request(session.worker_id, self.claimed_by)
+        tip = self.remote.tip or session.workspace.head() or ""
+        posted = self.remote.post_result(self.ref_name, tip, tip, handoff.request_message(request))
+        pushes = rounds = 0
+        while pushes < self.remote.attempts:
+            rounds += 1
+            if not self._poll(rounds):
+                continue
+            claim = self._assigned(posted)
+            if claim is None:
+                if not self._my_turn(rounds):
+                    continue
+                pushes += 1
+                own = self._record_posted().get(self.ref_name)
+                claim = own if isinstance(own, Claim) else None
+                if claim is None:
+                    return self._withdraw(posted)  # no task left for it
+                if not self.remote.publish():
+                    continue
+                self._published()
+                # The plan as it stands after every claim of that push, as the agent finds it.
+                landed = self._claim_landed(claim.task.id, claim.tick, claim.commit or "")
+                claim = landed or claim
+            self.marker.write(claim.task.id, claim.tick, self.marker_fields(claim.task.id))
+            pipeline.announce_task(session, claim.tick, claim.task)
+            return claim
+        self.session.say("The branch kept moving: no task could be claimed this tick")
+        return self._withdraw(posted)
+
+    def _poll(self, rounds: int) -> bool:
+        """Wait, then stand on the remote's tip if anything there moved (the branch or a
+        posted ref): False when nothing did, which one ``git ls-remote`` tells, unless the
+        worker whose turn it was kept still past ``PATIENCE``."""
+        self.remote.wait(rounds + POLL_START, urgent=True)
+        if rounds <= PATIENCE and self.remote.unchanged():
+            return False
+        self._refresh()
+        return True
+
+    def _my_turn(self, rounds: int) -> bool:
+        """Whether this worker records what is posted now. One push records it all, so of
+        the workers waiting on what they posted, the first by name does it, and the others
+        poll until it lands; after ``PATIENCE`` rounds (several seconds) they do it too."""
+        if rounds > PATIENCE:
+            return True
+        waiting = self._waiting()
+        return not waiting or min(waiting) == self.ref_name
+
+    def _waiting(self) -> list[str]:
+        """The refs whose posted result or request waits to be recorded: a push that does
+        not record them would only delay them."""
+        now = self.session.clock()
+        waiting = []
+        for ref in self.remote.posted():
+            request = handoff.read_request(ref.message)
+            if request is not None:
+                if not _expired(request, now):
+                    waiting.append(ref.name)
+            elif handoff.read_result(ref.message) is not None:
+                waiting.append(ref.name)
+        return waiting
+
+    def _assigned(self, posted: str) -> Claim | None:
+        """The claim another worker landed for this worker's request ``posted``, or None."""
+        for ref in self.remote.posted():
+            if ref.name != self.ref_name or ref.parent != posted or ref.sha == posted:
+                continue
+            assignment = handoff.read_assignment(ref.message)
+            if assignment is None:
+                return None
+            return self._claim_landed(assignment.task, assignment.tick, assignment.commit)
+        return None
+
+    def _claim_landed(self, task_id: str, tick: int, commit: str) -> Claim | None:
+        """This worker's claim of ``task_id`` as the tip shows it (None: it is not)."""
+        plan_file = self.session.plan_file
+        task = plan_file.current.task(task_id)
+        if task is None or task.claimed is None or task.claimed.render() != self.claimed_by:
+            return None
+        text = plan_file.text_on_disk()
+        block = "\n".join(text.splitlines()[task.line : task.end + 1])
+        return Claim(task, text, block, tick, 0, commit)
+
+    def _withdraw(self, posted: str) -> Claim | None:
+        """Take the request back; when another worker claimed a task for it first, that
+        claim is this tick's."""
+        withdrawn = self.remote.withdraw(posted, self.ref_name, handoff.assignment_message(None))
+        self._refresh()
+        claim = None if withdrawn else self._assigned(posted)
+        if claim is None:
+            self.claimed_by = None
+            return None
+        self.marker.write(claim.task.id, claim.tick, self.marker_fields(claim.task.id))
+        pipeline.announce_task(self.session, claim.tick, claim.task)
+        return claim
 
     def _claim(self, task: Task, tick: int | None, index: int) -> Claim:
         """Commit the claim: [~], who and when, and the tick's number in the Meta. The first
@@ -218,27 +347,36 @@ class PoolBranch:
         the remote is this tick's and live, unless another worker recorded it first. It
         fails only for a reason of its own: the claim was reset, the change no longer
         applies, or the claim went stale before the branch let the result in."""
-        if self.remote.publish():
+        if not self._waiting() and self.remote.publish():
             self._published()
             return outcome._replace(pushes=1)
         posted = self._post(claim, attempt, outcome)
         self.session.checkpoint("posted")
         task = claim.task
-        number = 1
+        number = rounds = 1
         while True:
-            self.remote.wait(number, urgent=True)
-            self._refresh()
+            if not self._poll(rounds):
+                rounds += 1
+                continue
             noted = self._noted(posted)
             if noted is not None:  # another worker recorded it, and that landed
                 return noted._replace(pushes=number)
             held = self.session.plan_file.current.task(task.id)
             if number >= self.remote.attempts and held is not None and self._stale(held):
                 break
-            mine = self._record_posted().get(self.ref_name)
-            if mine is None:
+            rounds += 1
+            if not self._my_turn(rounds):
+                continue
+            started = time.monotonic()
+            recorded = self._record_posted()
+            mine = recorded.get(self.ref_name)
+            if not isinstance(mine, TaskOutcome):
                 return self._gone(task.id, number)
             head = (self.session.workspace.quick_head() or "")[:7]
-            self.session.say(f"  the branch moved: recorded the posted results again on {head}")
+            self.session.say(
+                f"  the branch moved: recorded {len(recorded)} posted on {head} "
+                f"in {time.monotonic() - started:.1f} s"
+            )
             number += 1
             if self.remote.publish():
                 self._published()
@@ -297,19 +435,50 @@ class PoolBranch:
             pushes=pushes,
         )
 
-    def _record_posted(self) -> dict[str, TaskOutcome]:
+    def _record_posted(self) -> dict[str, TaskOutcome | Claim]:
         """Record on the commits in hand every result posted and not recorded yet, each
-        as its worker would have, and note its ref as recorded with the next push; the
-        outcomes, by ref."""
-        recorded: dict[str, TaskOutcome] = {}
+        as its worker would have, and claim a task for every request; note each ref so
+        with the next push. The outcomes and claims, by ref."""
+        recorded: dict[str, TaskOutcome | Claim] = {}
+        requests = []
         for posted in self.remote.posted():
+            request = handoff.read_request(posted.message)
+            if request is not None:
+                requests.append((posted, request))
             found = handoff.read_result(posted.message)
             if found is None:
                 continue  # a note: recorded already
             outcome = self._record_handoff(posted, found)
             self.remote.note(posted, handoff.note_message(outcome))
             recorded[posted.name] = outcome
+        # The results first: the tasks they free are there to claim.
+        for posted, request in requests:
+            claim = self._claim_for(request, mine=posted.name == self.ref_name)
+            if claim is not None:
+                assignment = handoff.Assignment(claim.task.id, claim.tick, claim.commit or "")
+                self.remote.note(posted, handoff.assignment_message(assignment))
+                recorded[posted.name] = claim
         return recorded
+
+    def _claim_for(self, request: handoff.Request, *, mine: bool) -> Claim | None:
+        """Claim the next task for ``request`` on the commits in hand, as its worker would
+        have; None when there is none to claim (a request of another worker's stays then,
+        for that worker to withdraw)."""
+        session = self.session
+        if not mine and _expired(request, session.clock()):
+            return None  # its worker gave up on it long ago: it may be gone
+        task = pipeline.choose(session, (), 0) if mine else pipeline.pick_quietly(session)
+        if task is None:
+            return None
+        plan_file = session.plan_file
+        number = pipeline.next_tick_number(plan_file.current)
+        edits = bookkeeping.claim_edits(plan_file.current, task.id, request.claimed, number)
+        claimed, text, block = plan_file.write_and_show(task, edits)
+        claim = Claim(claimed, text, block, number, 0)
+        sha = session.ledger.commit_with_state(
+            bookkeeping.claim_message(claim, request.worker), tick=number
+        )
+        return claim._replace(commit=sha)
 
     def _record_handoff(self, posted: Posted, found: Handoff) -> TaskOutcome:
         """A posted result recorded on the tip, while the claim it was run under holds
@@ -394,12 +563,17 @@ class PoolBranch:
             if subjects and all(subject.startswith("memento: ") for subject in subjects):
                 session.workspace.reset_hard(base)
         self._sync()
+        self._withdraw_waiting_request()
         if self._own_result_waits():
             # The dead tick posted its result: it is recorded, as any worker would.
             self._record_posted()
             self.publish(self._record_posted, due=self._own_result_waits)
         task_id = found.get("task")
-        task = session.plan_file.current.task(task_id) if isinstance(task_id, str) else None
+        plan = session.plan_file.current
+        task = plan.task(task_id) if isinstance(task_id, str) else None
+        if task_id is None and isinstance(claim, str):
+            # It died while it asked the pool for a task: one may have been claimed for it.
+            task = next((t for t in plan.tasks if t.claimed and t.claimed.render() == claim), None)
         if task is None or task.marker != RUNNING or task.claimed is None:
             return
         if task.claimed.render() != claim:
@@ -416,6 +590,14 @@ class PoolBranch:
 
         record()
         self.publish(record, due=due)
+
+    def _withdraw_waiting_request(self) -> None:
+        """A request the dead tick left that no worker answered is taken back."""
+        for ref in self.remote.posted():
+            if ref.name == self.ref_name and handoff.read_request(ref.message) is not None:
+                note = handoff.assignment_message(None)
+                self.remote.withdraw(ref.sha, self.ref_name, note)
+                self._refresh()
 
     def _own_result_waits(self) -> bool:
         """This worker's ref holds a result nobody recorded yet."""
@@ -443,6 +625,15 @@ class PoolBranch:
 
     def _published(self) -> None:
         self.base = self.session.workspace.quick_head()
+
+
+def _expired(request: handoff.Request, now: datetime) -> bool:
+    """A request older than ``REQUEST_TIMEOUT`` (or unreadable) is left alone."""
+    try:
+        asked = parse_claim(request.claimed)
+    except ValueError:
+        return True
+    return (now - asked.at).total_seconds() > REQUEST_TIMEOUT
 
 
 def refuse_dirty_tree(dirty: list[str]) -> None:

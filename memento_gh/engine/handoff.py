@@ -23,6 +23,8 @@ from memento_gh.engine.records import AgentResult, Attempt, ProcessResult, TaskO
 
 RESULT_KEY = "memento-result"
 NOTE_KEY = "memento-recorded"
+REQUEST_KEY = "memento-request"
+ASSIGNED_KEY = "memento-assigned"
 VERSION = 1
 #: The end of verify's output kept in a record: what a status entry and an issue show.
 OUTPUT_KEPT = 20_000
@@ -100,6 +102,55 @@ def read_result(message: str) -> Handoff | None:
             attempt=_attempt(record["attempt"]),
         )
     except (KeyError, TypeError, ValueError):
+        return None
+
+
+class Request(NamedTuple):
+    """A worker asks the pool for a task: whoever pushes next claims one for it, with this
+    claim (``<time> <worker-id>``: when it asked, and who)."""
+
+    worker: str
+    claimed: str
+
+
+class Assignment(NamedTuple):
+    """The task claimed for a request: its id, its tick's number and the claim's commit."""
+
+    task: str
+    tick: int
+    commit: str
+
+
+def request_message(request: Request) -> str:
+    record = {REQUEST_KEY: VERSION, "worker": request.worker, "claimed": request.claimed}
+    return f"memento: {request.worker} asks for a task\n\n{json.dumps(record, sort_keys=True)}\n"
+
+
+def read_request(message: str) -> Request | None:
+    record = _record(message, REQUEST_KEY)
+    if record is None:
+        return None
+    try:
+        return Request(_str(record["worker"]), _str(record["claimed"]))
+    except (KeyError, TypeError):
+        return None
+
+
+def assignment_message(assignment: Assignment | None) -> str:
+    """The note on a request: the task claimed for it, or none (the worker withdrew it)."""
+    record = {ASSIGNED_KEY: VERSION, "assignment": None if assignment is None else list(assignment)}
+    what = f"claimed {assignment.task}" if assignment else "withdrawn"
+    return f"memento: request {what}\n\n{json.dumps(record, sort_keys=True)}\n"
+
+
+def read_assignment(message: str) -> Assignment | None:
+    record = _record(message, ASSIGNED_KEY)
+    if record is None or not isinstance(record.get("assignment"), list):
+        return None
+    try:
+        task, tick, commit = record["assignment"]
+        return Assignment(_str(task), _int(tick), _str(commit))
+    except (TypeError, ValueError):
         return None
 
 
