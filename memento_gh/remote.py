@@ -439,35 +439,23 @@ class SharedBranch:
             if self.tip is not None and self.workspace.quick_head() != self.tip:
                 gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
 
-    def unchanged(self) -> bool:
-        """The remote's branch and result refs are as last fetched, which one ``git
-        ls-remote`` tells (cheaper than a fetch: no objects are asked for)."""
+    def moved(self, name: str) -> bool:
+        """The remote's branch, or the result ref ``name``, is not as last fetched, which
+        one ``git ls-remote`` tells (cheaper than a fetch: no objects are asked for)."""
         url = self.endpoint.fetch_url
+        branch, ref = f"refs/heads/{self.branch}", RESULTS + name
         done = gitrun.run(
-            self.top,
-            "ls-remote",
-            url,
-            f"refs/heads/{self.branch}",
-            f"{RESULTS}*",
-            env=self.endpoint.auth(url),
-            timeout=30,
+            self.top, "ls-remote", url, branch, ref, env=self.endpoint.auth(url), timeout=30
         )
         if done.returncode != 0:
-            return False  # the fetch that follows says why
+            return True  # the fetch that follows says why
         there = {}
         for line in os.fsdecode(done.stdout).splitlines():
-            sha, _, ref = line.partition("\t")
-            there[ref] = sha
-        fields = "%(refname)%00%(objectname)"
-        here = {self.upstream: self.tip or ""}
-        listed = gitrun.output(self.top, "for-each-ref", f"--format={fields}", self.fetched)
-        for line in listed.splitlines():
-            ref, _, sha = line.partition("\0")
-            here[RESULTS + ref.removeprefix(self.fetched)] = sha
-        return there == {
-            f"refs/heads/{self.branch}" if ref == self.upstream else ref: sha
-            for ref, sha in here.items()
-        }
+            sha, _, listed = line.partition("\t")
+            if listed in (branch, ref):
+                there[listed] = sha
+        fetched = gitrun.output(self.top, "rev-parse", "-q", "--verify", self.fetched + name)
+        return there.get(branch) != self.tip or there.get(ref) != (fetched or None)
 
     def publish(self) -> bool:
         """Push HEAD once, fast-forward only, with the result refs it records noted as

@@ -59,7 +59,7 @@ class Remote(Protocol):
     def posted(self) -> list[Posted]: ...
     def note(self, posted: Posted, message: str) -> None: ...
     def withdraw(self, posted: str, name: str, message: str) -> bool: ...
-    def unchanged(self) -> bool: ...
+    def moved(self, name: str) -> bool: ...
 
 
 class LocalBranch:
@@ -184,7 +184,8 @@ class PoolBranch:
         this worker's push or another's. None when no task is left for it, or the branch
         kept moving: the request is withdrawn then."""
         session = self.session
-        self._refresh()  # the claim just refused stays out of the request's way
+        if session.workspace.quick_head() != self.remote.tip:
+            self._refresh()  # the claim just refused stays out of the request's way
         self.claimed_by = f"{format_time(session.clock())} {session.worker_id}"
         # The marker first: a tick that dies once a claim for it landed leaves that claim
         # for the next one to find, by the claim it asked under.
@@ -193,6 +194,7 @@ class PoolBranch:
         request = handoff.Request(session.worker_id, self.claimed_by)
         tip = self.remote.tip or session.workspace.head() or ""
         posted = self.remote.post_result(self.ref_name, tip, tip, handoff.request_message(request))
+        session.checkpoint("requested")
         pushes = rounds = 0
         while pushes < self.remote.attempts:
             rounds += 1
@@ -220,11 +222,12 @@ class PoolBranch:
         return self._withdraw(posted)
 
     def _poll(self, rounds: int) -> bool:
-        """Wait, then stand on the remote's tip if anything there moved (the branch or a
-        posted ref): False when nothing did, which one ``git ls-remote`` tells, unless the
-        worker whose turn it was kept still past ``PATIENCE``."""
+        """Wait, then stand on the remote's tip if the branch or this worker's ref moved:
+        False when neither did (one ``git ls-remote``), unless the worker whose turn it was
+        kept still past ``PATIENCE``. Other workers' posts alone change nothing here: the
+        push that records this worker's post moves the branch."""
         self.remote.wait(rounds + POLL_START, urgent=True)
-        if rounds <= PATIENCE and self.remote.unchanged():
+        if rounds <= PATIENCE and not self.remote.moved(self.ref_name):
             return False
         self._refresh()
         return True

@@ -488,3 +488,38 @@ def test_a_worker_killed_after_posting_records_its_result_when_started_again(poo
     status = pool.show("docs/TICK_STATUS.md")
     assert status.count("✅ SUCCESS") == 2 and "died while running" not in status
     assert pool.history().completions() == {FIRST: 1, SECOND: 1}
+
+
+def test_a_worker_killed_while_it_asked_for_a_task_has_that_attempt_counted(
+    pool: Pool,
+) -> None:
+    tick_killed_after_posting(pool)
+    # With a result waiting, worker 1 asks the pool for a task, and dies once it asked.
+    crashed = run_memento(
+        "tick",
+        "--push",
+        "--worker-id",
+        "w1",
+        "--agent-cmd",
+        pool.agent_command(),
+        cwd=pool.clones[1],
+        env=pool.env({"MEMENTO_CRASH_AT": "requested"}),
+    )
+    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+
+    # Worker 2 records worker 0's result and claims a task for worker 1 and one for itself,
+    # in one push, once worker 0 (first by name, dead) kept still long enough.
+    result = tick(pool, 2)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(THIRD, "success")]
+    plan = remote_plan(pool)
+    assert (marker(plan, FIRST), marker(plan, SECOND)) == ("x", "~")
+    # Worker 1 started again finds the claim made for it, and counts the attempt.
+    result = tick(pool, 1)
+
+    task = remote_plan(pool).task(SECOND)
+    assert task is not None and (task.marker, task.retries) == ("x", 1)
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(SECOND, "success")]
+    assert "died while running" in pool.show("docs/TICK_STATUS.md")
+    assert pool.runs() == {FIRST: 1, SECOND: 1, THIRD: 1}
+    assert pool.history().claims() == {FIRST: 1, SECOND: 2, THIRD: 1}
