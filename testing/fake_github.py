@@ -1667,6 +1667,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Endpoint]] = [
         ("GET", r"/commits/([^/]+)/check-runs", FakeGitHub._check_runs),
         ("GET", r"/commits/([^/]+)/status", FakeGitHub._combined_status),
         ("GET", r"/commits/([^/]+)/statuses", FakeGitHub._list_statuses),
+        ("GET", r"/statuses/([^/]+)", FakeGitHub._list_statuses),  # the older path to it
         ("POST", r"/statuses/([^/]+)", FakeGitHub._create_status),
     )
 ]

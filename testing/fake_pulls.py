@@ -388,6 +388,8 @@ class PullsMixin:
         if description is not None and (not isinstance(description, str) or len(description) > 140):
             raise _Problem(422, "Validation Failed", [_invalid("Status", "description")])
         found = self._commit_or_422(sha)
+        if self.git_dir is not None and not _in_repository(self.git_dir, found):
+            raise _Problem(422, f"No commit found for SHA: {sha}")
         status = {
             "id": self._next_id(),
             "sha": found,
@@ -402,7 +404,8 @@ class PullsMixin:
         return Response(201, self._render_status(status))
 
     def _list_statuses(self, ref: str, *, query: dict[str, str], body: JSON | None) -> Any:
-        """``GET /commits/{ref}/statuses``: every status on the commit, newest first."""
+        """``GET /commits/{ref}/statuses`` (or ``/statuses/{ref}``): every status on the
+        commit, newest first."""
         sha = self._commit_or_422(ref)
         found = [s for s in self._state.get("statuses", []) if s["sha"] == sha]
         rendered = [self._render_status(status) for status in reversed(found)]
@@ -552,6 +555,17 @@ class PullsMixin:
                 else None
             ),
         }
+
+
+def _in_repository(git_dir: Path, sha: str) -> bool:
+    done = subprocess.run(
+        ["git", "cat-file", "-e", f"{sha}^{{commit}}"],
+        cwd=git_dir,
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
+    return done.returncode == 0
 
 
 def _now_stamp() -> str:
