@@ -189,3 +189,16 @@ def test_a_plan_already_on_the_default_branch_is_refused_with_a_pointer_to_revis
     assert github.pulls() == []
     assert git(project.origin, "rev-parse", "main").strip() == before
     assert BRANCH.format(issue["number"]) not in branches(project)
+
+
+def test_an_architect_that_changes_more_than_its_proposal_lands_nothing_and_says_so(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    issue = spec_issue(github)
+    architect(project, [{"write": "src/extra.py", "text": "X = 1\n"}, *writes(GOOD)])
+    result = ask(project, issue)
+    assert result.outputs["outcome"] == "plan-failed"
+    [comment] = ours(github, issue["number"])
+    assert "src/extra.py" in comment and "rolled back" in comment
+    assert github.pulls() == []
+    assert BRANCH.format(issue["number"]) not in branches(project)
