@@ -86,16 +86,23 @@ class _Drafting:
         pusher = endpoint._replace(token=push_token) if push_token else endpoint
         base = self.settings.base or remote.default_branch(self.root, endpoint)
         branches = remote.remote_branches(self.root, endpoint, [self.settings.branch, self.branch])
-        self._start_from(remote.fetch_branch(self.root, endpoint, base))
+        base_ref = remote.fetch_branch(self.root, endpoint, base)
+        self._start_from(base_ref)
         holder = self._plan_holder(base, endpoint, branches)
         if holder is not None:
             return self._answer("plan-refused", planpull.refusal_comment(self.plan_path, holder))
         refused = self._draft(planpull.spec_of(found.title, found.body))
         if refused is not None:
             return refused
-        text = files.read_text(self.layout.plan)
-        if self.branch in branches:  # asked again: the new draft goes on top of the branch
-            self._onto(remote.fetch_branch(self.root, endpoint, self.branch), text)
+        # The draft's own commit stays on the runner: what is pushed is its plan, without
+        # any credential the agent wrote into it, on the base or, when asked again, on top
+        # of the branch (whatever else people pushed there stays).
+        text = self.github.redact(files.read_text(self.layout.plan))
+        asked_before = self.branch in branches
+        self._onto(
+            remote.fetch_branch(self.root, endpoint, self.branch) if asked_before else base_ref,
+            text,
+        )
         return self._publish(text, base, pusher)
 
     # -- the steps -----------------------------------------------------------------------
@@ -146,8 +153,7 @@ class _Drafting:
         return None
 
     def _onto(self, tip: str, text: str) -> None:
-        """The drafted plan as a commit on the branch's tip (fast-forward: whatever else
-        people pushed to the branch stays), when it changes the plan there."""
+        """The drafted plan as a commit on ``tip``, when it changes the plan there."""
         self._start_from(tip)
         if files.read_optional(self.layout.plan) == text:
             return

@@ -67,9 +67,15 @@ def spec_issue(github: FakeGitHub, body: str = SPEC) -> dict[str, Any]:
     return github.add_issue("Build the demo", body, author="alice", association="OWNER")
 
 
-def ask(project: ActionProject, issue: dict[str, Any], **who: str) -> RunResult:
+def ask(
+    project: ActionProject,
+    issue: dict[str, Any],
+    env: dict[str, str] | None = None,
+    **who: str,
+) -> RunResult:
     payload = comment_event(project.github, issue, "/memento plan", **who)
-    return project.run("issue_comment", payload, env={"MEMENTO_TEST_OUT": str(project.outside)})
+    extra = {"MEMENTO_TEST_OUT": str(project.outside), **(env or {})}
+    return project.run("issue_comment", payload, env=extra)
 
 
 def agent_runs(project: ActionProject) -> int:
@@ -202,3 +208,17 @@ def test_an_architect_that_changes_more_than_its_proposal_lands_nothing_and_says
     assert "src/extra.py" in comment and "rolled back" in comment
     assert github.pulls() == []
     assert BRANCH.format(issue["number"]) not in branches(project)
+
+
+def test_a_key_the_architect_writes_into_the_plan_never_reaches_github(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    key = "sk-ant-api03-" + "Pl4nt3d" * 8 + "-AA"
+    issue = spec_issue(github)
+    architect(project, writes(GOOD.replace("## Phase 1: Core", f"## Phase 1: Core {key}")))
+    result = ask(project, issue, env={"ANTHROPIC_API_KEY": key})
+    assert result.outputs["outcome"] == "plan-drafted", result.said
+    history = git(project.origin, "log", "-p", "--all")
+    assert "## Phase 1: Core ***" in history and key not in history
+    [pull] = github.pulls()
+    assert key not in pull["body"] and "Core \\*\\*\\*" in pull["body"]
