@@ -1,8 +1,9 @@
 """From a webhook event to what memento should do about it, before the trust gate. Pure.
 
 ``route`` looks the event name up in a table of handlers; each handler reads only the
-payload fields it needs and answers a ``Request``: run a tick, apply controls, or ignore the
-event (with a one-line reason for the log and the job summary). Comment text is data: only
+payload fields it needs and answers a ``Request``: run a tick, apply controls, draft a plan
+(``/memento plan`` on an issue of a person's), or ignore the event (with a one-line reason
+for the log and the job summary). Comment text is data: only
 a first line ``/memento <command>`` is read as a command; anything else is a note.
 """
 
