@@ -125,6 +125,9 @@ def _aider(run: AgentRun) -> list[str]:
         "--no-dirty-commits",
         "--no-gitignore",
         "--no-suggest-shell-commands",
+        # A URL in the prompt (a spec, a task) is data: with --yes-always aider would fetch
+        # it, and first try to install its scraper from pypi.org.
+        "--no-detect-urls",
         "--no-check-update",
         "--no-show-release-notes",
         "--analytics-disable",
@@ -192,8 +195,8 @@ def preset_files(agent: str, run: AgentRun) -> dict[Path, str]:
     if name == "aider":
         if run.proposal_file is not None:
             # The architect may change its proposal only: every other file is out of
-            # aider's sight, or a file the prompt's tree or the plan names is added to its
-            # chat (and its edits of the proposal are then not applied, but asked again).
+            # aider's sight. Else each file a message names (the prompt's tree names them
+            # all) joins its chat, editable, its content sent to the model.
             shown = run.proposal_file.name
             return {run.beside_prompt("aiderignore"): f"*\n!/{shown}\n"}
         hidden = (*run.protected, *run.task.guard_files)
