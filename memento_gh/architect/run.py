@@ -10,8 +10,10 @@ as aider's ``--message-file``), no agent's tool opens them.
 
 The agent's only allowed change is that file, as a regular file: a link, a FIFO, a folder or
 an oversized file in its place is refused and removed (memento reads it without following
-links and without blocking). Anything else the agent changes is put back: the git folder
-byte for byte, the work tree to HEAD; the run then ends with what it changed."""
+links and without blocking). Anything else the agent changes is put back as the worker's
+wall puts it back: special files (FIFOs, links out of the repository) removed wherever it
+left them, the git folder byte for byte, git's index as it was (no flag that hides a change
+survives), the work tree to HEAD; the run then ends with what it changed."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from memento_gh import files, gitrun
-from memento_gh.engine import agents, context
+from memento_gh import files, gitfolder, gitindex, gitrun
+from memento_gh.engine import agents, context, hidden, special_files
 from memento_gh.engine.records import AgentResult
 from memento_gh.engine.session import WORKING_FILES, is_working_file
 from memento_gh.errors import UserError
@@ -241,21 +243,14 @@ def _run_behind_wall(
         proposal_file=proposal,
     )
     written = agents.prepare_run(settings.agent, run)
+    tree = _walk(workspace)
+    index = gitindex.KeptIndex(workspace.root, workspace.index_file)
     try:
         result = _run(workspace, settings, argv, prompt_file, proposal, log)
     finally:
         for path in written:
             path.unlink(missing_ok=True)
-    changed = workspace.restore_git(git_before)
-    if workspace.quick_head() != head and head is not None:
-        changed.append("the agent moved HEAD (it ran a git command that commits)")
-        workspace.reset_soft(head)
-    paths = [c.path for c in workspace.changes(keep) if not is_working_file(c.path)]
-    if paths:
-        workspace.rollback(keep, "memento plan: the architect's stray changes")
-        changed.append(
-            "the agent changed " + ", ".join(paths) + " (only its proposal file may change)"
-        )
+    changed = _put_back(workspace, tree, git_before, index, head, keep)
     data, refused = read_proposal(proposal)
     if refused:
         changed.append(refused)
@@ -269,6 +264,44 @@ def _run_behind_wall(
     if failure:
         raise UserError(f"the architect failed: {failure}; its output is in {log}")
     return None if data is None else files.decode_utf8(data, proposal)
+
+
+def _walk(workspace: Workspace) -> special_files.Snapshot:
+    """The tree before the agent, as the worker's wall walks it for special files."""
+    listing = workspace.start_ignored_folders()
+    try:  # memento's own files are walked, ignored or not
+        ignored = [path for path in listing.result() if not is_working_file(path + "/")]
+    finally:
+        listing.close()
+    return special_files.snapshot(workspace.root, ignored)
+
+
+def _put_back(
+    workspace: Workspace,
+    tree: special_files.Snapshot,
+    git_before: gitfolder.Snapshot,
+    index: gitindex.KeptIndex,
+    head: str | None,
+    keep: list[str],
+) -> list[str]:
+    """Undo all the agent changed but its proposal, in the worker's order; what it had
+    changed, one sentence per kind (none: nothing)."""
+    # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
+    changed = special_files.remove(tree, special_files.new_strays(tree))
+    # Before git runs again: whatever the agent planted in .git would run, or mislead it.
+    changed += workspace.restore_git(git_before)
+    # Before git reads the index again: a flag the agent set there hides its change.
+    changed += hidden.index_messages(index.put_back())
+    if workspace.quick_head() != head and head is not None:
+        changed.append("the agent moved HEAD (it ran a git command that commits)")
+        workspace.reset_soft(head)
+    paths = [c.path for c in workspace.changes(keep) if not is_working_file(c.path)]
+    if paths:
+        workspace.rollback(keep, "memento plan: the architect's stray changes")
+        changed.append(
+            "the agent changed " + ", ".join(paths) + " (only its proposal file may change)"
+        )
+    return changed
 
 
 def read_proposal(proposal: Path) -> tuple[bytes | None, str | None]:

@@ -207,3 +207,35 @@ def test_a_stray_proposal_left_by_a_killed_architect_does_not_stop_a_tick(tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert project.marker("T-101") == "x"
     assert not project.ever_committed(PROPOSAL_NAME)
+
+
+@pytest.mark.parametrize("where", [".git/index", "docs/notes.fifo"])
+def test_a_fifo_planted_elsewhere_neither_hangs_memento_nor_stays(
+    tmp_path: Path, where: str
+) -> None:
+    """The worker's walk for special files guards the architect too: git never meets a
+    FIFO in place of its index, and none is left in the tree."""
+    project = without_plan(tmp_path)
+    escaped = GOOD.replace("\n", "\\n")  # planter.py's way of a newline
+    done = draft_with(project, planter(f"write:{{proposal_file}}={escaped}", f"fifo:{where}"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{where}, a FIFO" in done.stderr
+    assert not (project.root / where).is_fifo()
+    assert not project.plan_path.exists()
+    assert project.dirty() == []
+
+
+def test_a_change_the_architect_hides_from_git_is_found_and_rolled_back(tmp_path: Path) -> None:
+    """git's index is put back as after a worker: no assume-unchanged flag hides a change."""
+    project = without_plan(tmp_path)
+    (project.outside / "good.md").write_text(GOOD, encoding="utf-8")
+    shell = (
+        f'cp {project.outside / "good.md"} "$MEMENTO_PROPOSAL_FILE" && '
+        "git update-index --assume-unchanged src/guard.py && echo 'G = 2' > src/guard.py"
+    )
+    done = draft_with(project, f"sh -c {shlex.quote(shell)}")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "src/guard.py" in done.stderr and "rolled back" in done.stderr
+    assert (project.root / "src/guard.py").read_text(encoding="utf-8") == "G = 1\n"
+    assert project.git("ls-files", "-v", "src/guard.py").startswith("H ")
+    assert not project.plan_path.exists()
