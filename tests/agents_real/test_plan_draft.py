@@ -156,3 +156,44 @@ def test_openclaw_drafts_a_plan_with_its_write_tool(tmp_path: Path) -> None:
         result = draft(project, spec, "openclaw", launch, "--model", "scripted/claude-sonnet-4-6")
 
     assert_landed(project, server, result, answer(server))
+
+
+@pytest.mark.timeout(240)
+def test_claude_revises_the_plan_by_editing_the_proposal_it_was_given(tmp_path: Path) -> None:
+    """``revise`` starts the proposal as a copy of the plan: claude reads it and edits it
+    with its own tools (its Edit needs a Read of the file first), and the revision lands."""
+    blocked = PLAN.replace("- [ ] `T-102`", "- [!] `T-102`")
+    project = make_project(tmp_path, blocked)
+    proposal = str(project.root / PROPOSAL_NAME)
+    edit = {
+        "file_path": proposal,
+        "old_string": "- [!] `T-102`",
+        "new_string": "- [ ] `T-102`",
+    }
+    script = [
+        Call("Read", {"file_path": proposal}),
+        Call("Edit", edit),
+        Say("T-102 is pending again."),
+    ]
+    with ModelServer(script) as server:
+        launch = claude(server.url, tmp_path / "home", "")
+        del launch.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]
+        env = {**launch.env, **dict.fromkeys(UNSET, ""), "NO_COLOR": "1"}
+        argv = ["plan", "revise", "--task", "T-102", "--agent", "claude", "--apply"]
+        result = subprocess.run(
+            [sys.executable, "-m", "memento_gh", *argv],
+            cwd=project.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=200,
+            check=False,
+        )
+
+    assert result.returncode == 0, result.stdout + result.stderr + answer(server)
+    assert project.marker("T-102") == " "
+    assert project.subjects()[0] == "memento: revise plan (T-102)"
+    assert project.committed_files() == {"docs/MASTER_PLAN.md"}
+    assert project.dirty() == []
+    assert not (project.root / PROPOSAL_NAME).exists()
+    assert server.outbound == []
