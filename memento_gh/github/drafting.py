@@ -23,7 +23,7 @@ from memento_gh.architect.run import AgentSettings, Outcome
 from memento_gh.errors import UserError
 from memento_gh.github import artifact, planpull, render
 from memento_gh.github.reporting import Report
-from memento_gh.layout import Layout
+from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.meta import Settings as PlanSettings
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
@@ -199,10 +199,10 @@ class _Drafting:
             self.lines.append(f"Pull request #{current.number} already shows this plan.")
 
     def _unfixed(self, outcome: Outcome) -> Report:
-        # The problems name the proposal file under .git/ on the runner; people know it as
-        # the plan it would have been.
-        proposal, rounds = str(outcome.proposal), outcome.rounds
-        shown = [problem.replace(proposal, self.plan_path, 1) for problem in outcome.problems]
+        # The problems name the architect's scratch file; people know it as the plan it
+        # would have been.
+        rounds = outcome.rounds
+        shown = [_as_plan(problem, self.plan_path) for problem in outcome.problems]
         self.lines.append(
             f"The architect's draft still had {len(shown)} problem(s) after {rounds} round(s); "
             "no pull request."
@@ -226,3 +226,10 @@ class _Drafting:
         except SyncError as error:
             warning = f"could not react to the comment: {error}"
             self.context.say(render.annotation("warning", warning))
+
+
+def _as_plan(problem: str, plan_path: str) -> str:
+    """``.memento_proposal.md:12: error: …`` as ``docs/MASTER_PLAN.md:12: error: …``."""
+    if problem.startswith(PROPOSAL_NAME + ":"):
+        return plan_path + problem[len(PROPOSAL_NAME) :]
+    return problem

@@ -163,7 +163,7 @@ def test_a_draft_that_stays_invalid_opens_no_pull_request_and_says_why_on_the_is
     line = BAD.splitlines().index(next(row for row in BAD.splitlines() if "`T-102`" in row)) + 1
     assert f"docs/MASTER_PLAN.md:{line}: error: T-102 has no 'verify:' line" in comment
     assert "after 3 rounds" in comment and "/memento plan" in comment
-    assert ".git/memento" not in comment
+    assert ".memento_proposal" not in comment
 
 
 def test_an_untrusted_commenters_plan_does_nothing(
