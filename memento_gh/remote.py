@@ -442,7 +442,7 @@ class SharedBranch:
         The work tree must be clean; untracked files git does not track stay."""
         if self._fetch():
             self.tip = gitrun.output(self.top, "rev-parse", "-q", "--verify", self.upstream) or None
-            if self.tip is not None and self.workspace.quick_head() != self.tip:
+            if self.tip is not None:
                 gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
 
     def moved(self, name: str) -> bool:
