@@ -156,8 +156,9 @@ class PoolBranch:
         """Choose a task on the remote's tip and push the claim; a rejected push means that
         another worker moved the branch: start again from its new tip.
 
-        A tick's first claim, rejected once, is asked of the pool instead (``_request``):
-        whichever worker pushes next claims a task for it, in the same push as its own."""
+        A tick's first claim, rejected once or while other workers' posts wait, is asked
+        of the pool instead (``_request``): the next push claims a task for it, together
+        with whatever else waits."""
         first = tick is None and index == 0
         if first and self._waiting():
             return self._request()  # the next push records them all, this request too

@@ -1,12 +1,14 @@
-"""A result handed off to the pool: what a worker posts on its own result ref when the
-branch would not take the result at once, and the note that says it was recorded.
+"""What a worker hands off to the pool on its own ref (``refs/memento/results/<worker>``)
+when the branch would not take it at once: a task's result, or a request for a task; and
+the notes that say it was recorded.
 
 A posted result is a commit whose tree holds the agent's change (its parent is the claim's
 commit, so the change is the diff between the two) and whose message holds this record:
 everything another worker needs to record the result on whatever tip the branch has by then,
-as the worker that ran it would have (``branch.PoolBranch``). Once recorded, the ref moves
-to a note on top of it, with the outcome, so the worker that ran it learns how it ended and
-nobody records it twice. Pure: text in, records out.
+as the worker that ran it would have (``branch.PoolBranch``). A request holds the claim
+(``<time> <worker-id>``) under which another worker claims a task for it. Once recorded, the
+ref moves to a note on top of it (the outcome, or the task claimed), so its worker learns
+how it ended and nobody records it twice. Pure: text in, records out.
 """
 
 from __future__ import annotations

@@ -98,3 +98,16 @@ def test_a_worker_id_becomes_a_safe_ref_name_and_two_ids_stay_apart() -> None:
     odd = handoff.ref_name("box.1/../x.lock")
     assert odd.startswith("box_1____x_lock-") and "/" not in odd and "." not in odd
     assert handoff.ref_name("a.b") != handoff.ref_name("a_b")
+
+
+def test_a_request_and_the_claim_made_for_it_read_back() -> None:
+    request = handoff.Request("box-1", "2026-05-01T12:00:00Z box-1")
+    assignment = handoff.Assignment("T-101", 12, "c" * 40)
+
+    assert handoff.read_request(handoff.request_message(request)) == request
+    assert handoff.read_assignment(handoff.assignment_message(assignment)) == assignment
+    # A withdrawn request is noted with no task: no claim to find.
+    assert handoff.read_assignment(handoff.assignment_message(None)) is None
+    # Each kind reads as itself only.
+    assert handoff.read_result(handoff.request_message(request)) is None
+    assert handoff.read_request(handoff.assignment_message(assignment)) is None
