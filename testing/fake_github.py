@@ -961,7 +961,11 @@ class FakeGitHub(PullsMixin):
             parser = _GraphParser(request["query"])
             fields = parser.document()
             missing: list[JSON] = []
-            root: JSON = {"__typename": "Query", "repository": self._graph_repository}
+            root: JSON = {
+                "__typename": "Query",
+                "repository": self._graph_repository,
+                "viewer": lambda: self._graph_actor(self._acting),  # the token's user
+            }
             if parser.operation == "mutation":
                 root = {
                     "__typename": "Mutation",

@@ -78,6 +78,10 @@ query($owner: String!, $name: String!, $number: Int!) {
 }
 """
 
+#: The token's own user: GraphQL answers this for every kind of token (the workflow's, a
+#: GitHub App's, a person's), where REST ``GET /user`` refuses the first two.
+VIEWER_QUERY = "query { viewer { __typename login } }"
+
 
 class Issue(NamedTuple):
     number: int
@@ -174,6 +178,7 @@ class GitHub:
         )
         self._repo = self._github.get_repo(repository)  # lazy: no request
         self._labels: set[str] | None = None  # the labels' names in lower case, once listed
+        self._own_login: str | None = None  # the token's user, once asked
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -233,6 +238,25 @@ class GitHub:
             retry=True,
         )[1]
         return _history(data)
+
+    def own_login(self) -> str:
+        """The login memento writes as: the author of every issue and comment it posts
+        (``github-actions[bot]`` for the workflow's token, ``<app>[bot]`` for a GitHub App's,
+        the person for a personal token). One GraphQL request, once per object."""
+        if self._own_login is None:
+            data = self._call(
+                "asking GitHub whose token memento uses",
+                partial(self._repo.requester.graphql_query, VIEWER_QUERY, {}),
+                retry=True,
+            )[1]
+            viewer = _actor(((data or {}).get("data") or {}).get("viewer"))
+            if viewer is None:
+                raise SyncError(
+                    "GitHub did not say whose token memento uses (GraphQL `viewer`); "
+                    "check the token and try again"
+                )
+            self._own_login = viewer.login
+        return self._own_login
 
     def permission(self, login: str) -> str:
         """``login``'s permission on the repository: admin, maintain, write, triage, read or
