@@ -379,6 +379,31 @@ class GitHub:
         )
         return created
 
+    def open_pull_between(self, head: str, base: str) -> PullRequest | None:
+        """The open pull request from branch ``head`` of this repository to ``base``, if
+        any: GitHub keeps one per pair (one request)."""
+        owner = self.repository.partition("/")[0]
+        parameters = {"head": f"{owner}:{head}", "base": base, "state": "open"}
+        found = self._pages(
+            f"looking for a pull request from {head} to {base}", "/pulls", parameters
+        )
+        return next((_pull(item) for item in found), None)
+
+    def adopt_pull(self, number: int, *, body: str) -> None:
+        """Make pull request ``number`` memento's: set its body and add the ``memento``
+        label, keeping its other labels (both safe to retry: three requests at most)."""
+        self.edit_pull(number, body=body)
+        self._ensure_labels([MEMENTO_LABEL])
+        self._call(
+            f"labelling pull request #{number}",
+            lambda: self._repo.requester.requestJsonAndCheck(
+                "POST",
+                f"{self._repo.url}/issues/{number}/labels",
+                input={"labels": [MEMENTO_LABEL]},
+            ),
+            retry=True,
+        )
+
     def edit_pull(self, number: int, *, body: str) -> None:
         """Set pull request ``number``'s body (a PATCH sets values: safe to retry)."""
         self._call(
