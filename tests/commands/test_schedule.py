@@ -21,7 +21,7 @@ import pytest
 from memento_gh.cron import line as crontab
 from testing.agents import scripted_command
 from testing.browser import start_dashboard
-from testing.ticks import Completed, Project, good, make_project
+from testing.ticks import Completed, Project, good, make_project, one_phase, plan_of, task
 
 THEIRS = (
     b"SHELL=/bin/sh\n"
@@ -333,3 +333,49 @@ def test_the_dashboard_without_cron_has_no_schedule(project: Project, tmp_path: 
 
     assert answer.status == 200
     assert answer.json()["schedule"] is None
+
+
+#: Text in a common key's shape, and a value cron's environment holds under a secret's name.
+SHAPED_KEY = "sk-ant-api03-" + "Q7" * 20
+PLANTED = "planted-deploy-secret-4711"
+
+
+@pytest.mark.timeout(120)
+def test_a_credential_the_tick_prints_never_reaches_cron_log(tmp_path: Path) -> None:
+    """A failing verify's first output line is printed in the tick's report, which the
+    crontab line appends to logs/cron.log."""
+    verify = f"`echo {SHAPED_KEY} {PLANTED}; exit 1`"
+    project = make_project(tmp_path, plan_of([one_phase(task("T-101", verify=verify))]))
+    project.script({"T-101": good("T-101")})
+    crontab_file = project.outside / "crontab"
+    project.memento(
+        "schedule",
+        "install",
+        "--every",
+        "5m",
+        "--agent-cmd",
+        scripted_command(),
+        env={"MEMENTO_CRONTAB": str(crontab_file)},
+    )
+    [line] = our_lines(crontab_file, project)
+    cron_env = {
+        "HOME": str(project.outside),
+        "PATH": "/usr/bin:/bin",
+        "DEPLOY_TOKEN": PLANTED,
+        "MEMENTO_FAKE_SCRIPT": str(project.script_path),
+        "MEMENTO_FAKE_STATE": str(project.outside / "runs.json"),
+    }
+    ran = subprocess.run(
+        ["/bin/sh", "-c", cron_command(line)],
+        cwd=project.outside,
+        env=cron_env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+    assert ran.returncode == 0, ran.stderr
+    log = (project.root / "logs" / "cron.log").read_text(encoding="utf-8")
+    assert "T-101 failed" in log and "*** ***" in log
+    assert SHAPED_KEY[:20] not in log and PLANTED not in log
