@@ -367,16 +367,7 @@ class GitHub:
             unsure=True,
         )
         created = _pull(raw)
-        self._ensure_labels([MEMENTO_LABEL])
-        self._call(
-            f"labelling pull request #{created.number}",
-            lambda: self._repo.requester.requestJsonAndCheck(
-                "PATCH",
-                f"{self._repo.url}/issues/{created.number}",
-                input={"labels": [MEMENTO_LABEL]},
-            ),
-            retry=True,
-        )
+        self._label_pull(created.number)
         return created
 
     def open_pull_between(self, head: str, base: str) -> PullRequest | None:
@@ -393,6 +384,11 @@ class GitHub:
         """Make pull request ``number`` memento's: set its body and add the ``memento``
         label, keeping its other labels (both safe to retry: three requests at most)."""
         self.edit_pull(number, body=body)
+        self._label_pull(number)
+
+    def _label_pull(self, number: int) -> None:
+        """Add the ``memento`` label, so the issue listing finds the pull request; the
+        labels it has stay (adding one twice is harmless: safe to retry)."""
         self._ensure_labels([MEMENTO_LABEL])
         self._call(
             f"labelling pull request #{number}",

@@ -210,10 +210,10 @@ def cron_command(line: str) -> str:
     return command.replace("\\%", "%")
 
 
-def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -> None:
-    # A folder name the shell must have quoted and cron must not cut at its %.
-    project = make_project(tmp_path / "it's 100% mine")
-    project.script({"T-101": good("T-101")})
+def run_as_cron(project: Project, **env: str) -> subprocess.CompletedProcess[str]:
+    """``memento schedule install``, then its line run as cron runs it: by ``sh -c`` in
+    cron's own environment (no PATH worth the name, no virtualenv, in the home folder),
+    plus ``env``."""
     done = project.memento(
         "schedule",
         "install",
@@ -225,16 +225,15 @@ def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -
     )
     assert done.returncode == 0, done.stderr
     [line] = our_lines(project.outside / "crontab", project)
-
-    # cron's own environment: no PATH worth the name, no virtualenv, in the home folder
     cron_env = {
         "HOME": str(project.outside),
         "SHELL": "/bin/sh",
         "PATH": "/usr/bin:/bin",
         "MEMENTO_FAKE_SCRIPT": str(project.script_path),
         "MEMENTO_FAKE_STATE": str(project.outside / "runs.json"),
+        **env,
     }
-    ran = subprocess.run(
+    return subprocess.run(
         ["/bin/sh", "-c", cron_command(line)],
         cwd=project.outside,
         env=cron_env,
@@ -243,6 +242,14 @@ def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -
         check=False,
         timeout=60,
     )
+
+
+def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -> None:
+    # A folder name the shell must have quoted and cron must not cut at its %.
+    project = make_project(tmp_path / "it's 100% mine")
+    project.script({"T-101": good("T-101")})
+
+    ran = run_as_cron(project)
 
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "", "")
     assert project.marker("T-101") == "x"
@@ -347,33 +354,8 @@ def test_a_credential_the_tick_prints_never_reaches_cron_log(tmp_path: Path) -> 
     verify = f"`echo {SHAPED_KEY} {PLANTED}; exit 1`"
     project = make_project(tmp_path, plan_of([one_phase(task("T-101", verify=verify))]))
     project.script({"T-101": good("T-101")})
-    crontab_file = project.outside / "crontab"
-    project.memento(
-        "schedule",
-        "install",
-        "--every",
-        "5m",
-        "--agent-cmd",
-        scripted_command(),
-        env={"MEMENTO_CRONTAB": str(crontab_file)},
-    )
-    [line] = our_lines(crontab_file, project)
-    cron_env = {
-        "HOME": str(project.outside),
-        "PATH": "/usr/bin:/bin",
-        "DEPLOY_TOKEN": PLANTED,
-        "MEMENTO_FAKE_SCRIPT": str(project.script_path),
-        "MEMENTO_FAKE_STATE": str(project.outside / "runs.json"),
-    }
-    ran = subprocess.run(
-        ["/bin/sh", "-c", cron_command(line)],
-        cwd=project.outside,
-        env=cron_env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+
+    ran = run_as_cron(project, DEPLOY_TOKEN=PLANTED)
 
     assert ran.returncode == 0, ran.stderr
     log = (project.root / "logs" / "cron.log").read_text(encoding="utf-8")
