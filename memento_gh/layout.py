@@ -15,6 +15,13 @@ STATE_NAME = "STATE.md"
 #: under the plan folder.
 MEMORY_FOLDER = "memory"
 MEMORY_FILE_NAMES = ("known-issues.md", "decisions.md", "preferences.md")
+#: The architect's proposal file (``memento plan``), at the top of the work tree: inside it,
+#: where every agent's own file tool may write (claude's and gemini's refuse ``.git/``,
+#: codex's sandbox keeps ``.git`` read-only), and in no folder of its own, so that no folder
+#: on its path can be swapped for a link. Beside ``.memento.lock`` and ``.memento_alert``;
+#: not in ``.memento/``, which holds the user's committed files. Kept out of git by a line
+#: memento writes into ``.git/info/exclude``, and removed after each run.
+PROPOSAL_NAME = ".memento_proposal.md"
 
 
 class Layout(NamedTuple):

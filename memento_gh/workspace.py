@@ -204,6 +204,12 @@ class Workspace:
         its ``.git`` file names."""
         return Path(self._folder.own)
 
+    @property
+    def common_dir(self) -> Path:
+        """The git folder every work tree of the repository shares: its config, hooks/
+        and info/ (``.git`` itself, unless this is a linked work tree)."""
+        return Path(self._folder.common)
+
     # -- reading ----------------------------------------------------------------------------
 
     @property

@@ -347,6 +347,7 @@ def aider(
         "--no-dirty-commits",
         "--no-gitignore",
         "--no-suggest-shell-commands",
+        "--no-detect-urls",
         "--no-check-update",
         "--no-show-release-notes",
         "--analytics-disable",

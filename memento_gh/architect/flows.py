@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import NamedTuple
 
 from memento_gh import files
 from memento_gh.architect import land, prompt
 from memento_gh.architect.proposal import proposal_problems
-from memento_gh.architect.run import AgentSettings, Outcome, run_rounds, scratch_folder
+from memento_gh.architect.run import (
+    AgentSettings,
+    Outcome,
+    proposal_file,
+    run_rounds,
+    scratch_folder,
+)
 from memento_gh.errors import UserError
 from memento_gh.formats.project_map import parse_project_map
-from memento_gh.layout import Layout
+from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan.revision import plan_diff, same_plan
 from memento_gh.plan.scanner import parse
@@ -39,7 +44,7 @@ def draft(
         workspace = Workspace(layout.root)
 
         def make_prompt(number: int, problems: Sequence[str]) -> str:
-            return prompt.draft_prompt(layout, spec, _proposal(workspace), problems)
+            return prompt.draft_prompt(layout, spec, proposal_file(workspace), problems)
 
         outcome = run_rounds(
             layout,
@@ -47,7 +52,7 @@ def draft(
             settings,
             rounds=rounds,
             make_prompt=make_prompt,
-            check=lambda text: _problems(layout, workspace, settings, text, None),
+            check=lambda text: _problems(layout, settings, text, None),
             now=now,
         )
         _refuse_unfixed(outcome, "draft")
@@ -72,7 +77,7 @@ def propose_revision(
             raise UserError(f"{layout.plan.as_posix()}: there is no task {task} in the plan")
 
         def make_prompt(number: int, problems: Sequence[str]) -> str:
-            proposal = _proposal(workspace)
+            proposal = proposal_file(workspace)
             return prompt.revise_prompt(layout, current, proposal, problems, task=task, why=why)
 
         outcome = run_rounds(
@@ -81,7 +86,7 @@ def propose_revision(
             settings,
             rounds=rounds,
             make_prompt=make_prompt,
-            check=lambda text: _problems(layout, workspace, settings, text, current),
+            check=lambda text: _problems(layout, settings, text, current),
             seed=current,
             now=now,
         )
@@ -127,7 +132,7 @@ def apply_revision(
         settings = AgentSettings("command", None, None, environ)
         if same_plan(parse(current), parse(revision.text)):
             raise UserError("the plan already holds this revision; nothing to change")
-        problems = _problems(layout, workspace, settings, revision.text, current)
+        problems = _problems(layout, settings, revision.text, current)
         if problems:
             raise UserError(
                 "the revision no longer fits the plan, and nothing changed:\n  "
@@ -155,17 +160,12 @@ def _current_plan(layout: Layout) -> str:
     return text
 
 
-def _proposal(workspace: Workspace) -> Path:
-    return scratch_folder(workspace) / "proposal.md"
-
-
 def _shown(layout: Layout) -> str:
     return layout.plan.relative_to(layout.root).as_posix()
 
 
 def _problems(
     layout: Layout,
-    workspace: Workspace,
     settings: AgentSettings,
     text: str | None,
     before: str | None,
@@ -174,7 +174,7 @@ def _problems(
     modules = parse_project_map(map_text).modules if map_text is not None else None
     return proposal_problems(
         text,
-        shown_as=str(_proposal(workspace)),
+        shown_as=PROPOSAL_NAME,  # the agent's working folder is the top of the work tree
         root=layout.root,
         modules=modules,
         environ=settings.environ,
@@ -189,8 +189,8 @@ def _refuse_unfixed(outcome: Outcome, what: str) -> None:
     raise UserError(
         f"the architect's {what} still has problems after {rounds}, and nothing landed:\n  "
         + "\n  ".join(outcome.problems)
-        + f"\nits last proposal is in {outcome.proposal}; give it more rounds with --rounds, "
-        "or say more in the spec"
+        + f"\nits last proposal is kept in {outcome.proposal} (the lines above are its "
+        "lines); give it more rounds with --rounds, or say more in the spec"
     )
 
 

@@ -58,10 +58,11 @@ def revise_prompt(
 
 def _where(proposal: Path) -> str:
     return (
-        f"Write the whole plan, as Markdown, to the file {proposal} (also in the variable "
-        "MEMENTO_PROPOSAL_FILE). It is under .git/: if your file tool refuses that path, "
-        'write it with a shell command (cat > "$MEMENTO_PROPOSAL_FILE"). Change no other '
-        "file: anything else you change is undone and the run is refused."
+        f"Write the whole plan, as Markdown, into the file {proposal} with your own file "
+        "tool (its path is also in the variable MEMENTO_PROPOSAL_FILE). It is memento's "
+        "scratch file at the top of the repository, kept out of git and removed after your "
+        "run; it must be a regular file. Change no other file: anything else you change is "
+        "undone and the run is refused."
     )
 
 

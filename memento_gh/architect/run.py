@@ -1,25 +1,37 @@
 """The architect's rounds: write its prompt, run it behind the worker's wall, read its
 proposal, check it; on problems prompt it again with them, up to the rounds allowed.
 
-The proposal file and the prompts live in memento's own folder under ``.git/`` (never in
-the work tree, never committed). Anything else the agent changes is put back: the git
-folder byte for byte, the work tree to HEAD; the run then ends with what it changed."""
+The proposal file is ``.memento_proposal.md`` at the top of the work tree (``PROPOSAL_NAME``
+says why there): each agent writes it with its own file tool. A line of
+``.git/info/exclude`` keeps it out of git, and it is removed after each run; the last
+proposal is kept in memento's own folder under ``.git/``, for the person who reads why a
+draft failed. The prompts stay in that folder: memento hands them to the agent (on stdin, or
+as aider's ``--message-file``), no agent's tool opens them.
+
+The agent's only allowed change is that file, as a regular file: a link, a FIFO, a folder or
+an oversized file in its place is refused and removed (memento reads it without following
+links and without blocking). Anything else the agent changes is put back as the worker's
+wall puts it back: special files (FIFOs, links out of the repository) removed wherever it
+left them, the git folder byte for byte, git's index as it was (no flag that hides a change
+survives), the work tree to HEAD; the run then ends with what it changed."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from memento_gh import files
-from memento_gh.engine import agents, context
+from memento_gh import files, gitfolder, gitindex, gitrun
+from memento_gh.engine import agents, context, hidden, special_files
 from memento_gh.engine.records import AgentResult
 from memento_gh.engine.session import WORKING_FILES, is_working_file
 from memento_gh.errors import UserError
-from memento_gh.layout import Layout
+from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.model import PENDING, Task
 from memento_gh.workspace import Workspace
 
@@ -27,6 +39,12 @@ from memento_gh.workspace import Workspace
 PROPOSAL_VARIABLE = "MEMENTO_PROPOSAL_FILE"
 #: The task the presets see: the architect works on the plan, not on a task of it.
 ARCHITECT_TASK = Task("architect", PENDING, None, "architect", 0, 0, 0, "", 0, {})
+#: The most bytes of a proposal memento reads: far above a 10,000-task plan (about 1 MB).
+PROPOSAL_LIMIT = 8 << 20
+#: The line of ``.git/info/exclude`` that keeps the proposal file out of git.
+EXCLUDE_LINE = "/" + PROPOSAL_NAME
+#: The last proposal, kept under ``.git/memento/`` once the work tree's copy is removed.
+KEPT_NAME = "proposal.md"
 
 #: The problems of one proposal (the text, or None when the agent wrote none), as
 #: ``path:line: severity: message`` lines; none: it may land.
@@ -60,6 +78,16 @@ def scratch_folder(workspace: Workspace) -> Path:
     return folder
 
 
+def proposal_file(workspace: Workspace) -> Path:
+    """Where the agent writes its proposal: ``PROPOSAL_NAME`` at the top of the work tree."""
+    return workspace.root / PROPOSAL_NAME
+
+
+def kept_proposal(workspace: Workspace) -> Path:
+    """Where the last proposal is kept after its run (memento's folder under ``.git/``)."""
+    return scratch_folder(workspace) / KEPT_NAME
+
+
 def run_rounds(
     layout: Layout,
     workspace: Workspace,
@@ -72,38 +100,89 @@ def run_rounds(
     now: datetime,
 ) -> Outcome:
     """Up to ``rounds`` runs of the architect, until ``check`` finds no problem."""
-    keep = _keep(layout)
+    keep = _keep_patterns(layout)
     if not workspace.is_clean(keep):
         raise UserError(
             "the work tree has uncommitted changes; commit or stash them first (the "
             "architect's run is checked against HEAD, and anything it changes is undone)"
         )
+    _refuse_tracked_proposal(workspace)
+    exclude_proposal(workspace)
     scratch = scratch_folder(workspace)
-    proposal = scratch / "proposal.md"
+    proposal = proposal_file(workspace)
+    kept = kept_proposal(workspace)
     log = layout.logs / f"architect_{now:%Y%m%dT%H%M%S}.log"
     problems: Sequence[str] = ()
     text: str | None = None
     for number in range(1, rounds + 1):
         start = seed if number == 1 else (text or seed)
-        if start:
+        # Whatever is there goes first: a copy a killed run left, or what a worker planted.
+        remove_proposal(proposal)
+        if start:  # else no file: agents that must read a file before they overwrite it need not
             files.write_atomic(proposal, start, durable=False)
-        else:  # a new file: agents that must read a file before they overwrite it need not
-            proposal.unlink(missing_ok=True)
         prompt_file = scratch / f"architect-{number}.md"
         files.write_atomic(prompt_file, make_prompt(number, problems), durable=False)
         try:
-            _run_behind_wall(workspace, settings, prompt_file, proposal, keep, log)
+            text = _run_behind_wall(workspace, settings, prompt_file, proposal, keep, log)
         finally:
             with contextlib.suppress(OSError):
                 prompt_file.unlink()
-        text = files.read_optional(proposal)
+            remove_proposal(proposal)
+        _keep(kept, text)
         problems = check(text)
         if not problems:
-            return Outcome(text, (), number, proposal)
-    return Outcome(text, tuple(problems), rounds, proposal)
+            return Outcome(text, (), number, kept)
+    return Outcome(text, tuple(problems), rounds, kept)
 
 
-def _keep(layout: Layout) -> list[str]:
+def exclude_proposal(workspace: Workspace) -> None:
+    """Keep the proposal file out of git (``git status``, ``git add -A``) by a line of
+    ``.git/info/exclude``: the repository's own list, never committed, where a .gitignore
+    line would be a change to the user's files. Written once, before any agent runs (the
+    wall then keeps the file as it is)."""
+    exclude = workspace.common_dir / "info" / "exclude"
+    text = files.read_optional(exclude) or ""
+    if EXCLUDE_LINE in text.splitlines():
+        return
+    gap = "\n" if text and not text.endswith("\n") else ""
+    said = "# memento plan: the architect's proposal file, removed after each run\n"
+    files.write_atomic(exclude, f"{text}{gap}{said}{EXCLUDE_LINE}\n")
+
+
+def remove_proposal(proposal: Path) -> None:
+    """Remove whatever is at the proposal's path, never following a link: a file, a link,
+    a FIFO, a folder (with what is in it)."""
+    try:
+        mode = proposal.lstat().st_mode
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(proposal)
+        else:
+            proposal.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise UserError(
+            f"{proposal}: cannot remove the architect's proposal file ({error.strerror or error}); "
+            "remove it by hand, then run again"
+        ) from None
+
+
+def _refuse_tracked_proposal(workspace: Workspace) -> None:
+    if gitrun.check(workspace.root, "ls-files", "-z", "--", PROPOSAL_NAME):
+        raise UserError(
+            f"{PROPOSAL_NAME} is committed in this repository, and memento's architect "
+            "writes its proposal there; move it away (`git mv`) or remove it from git"
+        )
+
+
+def _keep(kept: Path, text: str | None) -> None:
+    if text is None:
+        kept.unlink(missing_ok=True)
+    else:
+        files.write_atomic(kept, text, durable=False)
+
+
+def _keep_patterns(layout: Layout) -> list[str]:
     keep_file = layout.root / ".memento_cleanignore"
     patterns = context.read_ignore_file(keep_file) if keep_file.exists() else []
     return [*patterns, *WORKING_FILES]
@@ -137,9 +216,10 @@ def _run_behind_wall(
     proposal: Path,
     keep: list[str],
     log: Path,
-) -> None:
-    """One run of the agent; ``UserError`` when it changed anything but its proposal (all
-    of it undone by then) or failed."""
+) -> str | None:
+    """One run of the agent, and the proposal it wrote (None: none); ``UserError`` when it
+    changed anything but its proposal, left anything but a regular file there (all of it
+    undone by then, the proposal by the caller), or failed."""
     head = workspace.quick_head()
     git_before = workspace.snapshot_git()
     argv = agents.agent_argv(
@@ -155,24 +235,25 @@ def _run_behind_wall(
     )
     # The files a preset's command line names (gemini's policy), beside the prompt.
     run = agents.AgentRun(
-        prompt_file, ARCHITECT_TASK, workspace.root, settings.timeout, model=settings.model
+        prompt_file,
+        ARCHITECT_TASK,
+        workspace.root,
+        settings.timeout,
+        model=settings.model,
+        proposal_file=proposal,
     )
     written = agents.prepare_run(settings.agent, run)
+    tree = _walk(workspace)
+    index = gitindex.KeptIndex(workspace.root, workspace.index_file)
     try:
         result = _run(workspace, settings, argv, prompt_file, proposal, log)
     finally:
         for path in written:
             path.unlink(missing_ok=True)
-    changed = workspace.restore_git(git_before)
-    if workspace.quick_head() != head and head is not None:
-        changed.append("the agent moved HEAD (it ran a git command that commits)")
-        workspace.reset_soft(head)
-    paths = [c.path for c in workspace.changes(keep) if not is_working_file(c.path)]
-    if paths:
-        workspace.rollback(keep, "memento plan: the architect's stray changes")
-        changed.append(
-            "the agent changed " + ", ".join(paths) + " (only its proposal file may change)"
-        )
+    changed = _put_back(workspace, tree, git_before, index, head, keep)
+    data, refused = read_proposal(proposal)
+    if refused:
+        changed.append(refused)
     if changed:
         raise UserError(
             "the architect broke the rules, and what it changed was rolled back: "
@@ -182,3 +263,64 @@ def _run_behind_wall(
     failure = agents.failure_of(result)
     if failure:
         raise UserError(f"the architect failed: {failure}; its output is in {log}")
+    return None if data is None else files.decode_utf8(data, proposal)
+
+
+def _walk(workspace: Workspace) -> special_files.Snapshot:
+    """The tree before the agent, as the worker's wall walks it for special files."""
+    listing = workspace.start_ignored_folders()
+    try:  # memento's own files are walked, ignored or not
+        ignored = [path for path in listing.result() if not is_working_file(path + "/")]
+    finally:
+        listing.close()
+    return special_files.snapshot(workspace.root, ignored)
+
+
+def _put_back(
+    workspace: Workspace,
+    tree: special_files.Snapshot,
+    git_before: gitfolder.Snapshot,
+    index: gitindex.KeptIndex,
+    head: str | None,
+    keep: list[str],
+) -> list[str]:
+    """Undo all the agent changed but its proposal, in the worker's order; what it had
+    changed, one sentence per kind (none: nothing)."""
+    # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
+    changed = special_files.remove(tree, special_files.new_strays(tree))
+    # Before git runs again: whatever the agent planted in .git would run, or mislead it.
+    changed += workspace.restore_git(git_before)
+    # Before git reads the index again: a flag the agent set there hides its change.
+    changed += hidden.index_messages(index.put_back())
+    if workspace.quick_head() != head and head is not None:
+        changed.append("the agent moved HEAD (it ran a git command that commits)")
+        workspace.reset_soft(head)
+    paths = [c.path for c in workspace.changes(keep) if not is_working_file(c.path)]
+    if paths:
+        workspace.rollback(keep, "memento plan: the architect's stray changes")
+        changed.append(
+            "the agent changed " + ", ".join(paths) + " (only its proposal file may change)"
+        )
+    return changed
+
+
+def read_proposal(proposal: Path) -> tuple[bytes | None, str | None]:
+    """The proposal's bytes (None: the agent wrote none), or why memento does not read it:
+    only a regular file of up to ``PROPOSAL_LIMIT`` bytes, never through a link, never
+    waiting on a FIFO."""
+    try:
+        found = proposal.lstat()
+    except FileNotFoundError:
+        return None, None
+    if not stat.S_ISREG(found.st_mode):
+        kind = files.kind_of(found.st_mode)
+        return None, f"the agent left {kind} as its proposal file {PROPOSAL_NAME}, not a file"
+    if found.st_size > PROPOSAL_LIMIT:
+        return None, (
+            f"the agent's proposal file {PROPOSAL_NAME} holds {found.st_size:,} bytes, more "
+            f"than the {PROPOSAL_LIMIT >> 20} MB memento reads of a plan"
+        )
+    try:  # no-follow and non-blocking again: a process the agent left may swap it meanwhile
+        return files.read_bytes(proposal, limit=PROPOSAL_LIMIT), None
+    except UserError as error:
+        return None, f"the agent's proposal file could not be read ({error})"

@@ -125,6 +125,9 @@ def _aider(run: AgentRun) -> list[str]:
         "--no-dirty-commits",
         "--no-gitignore",
         "--no-suggest-shell-commands",
+        # A URL in the prompt (a spec, a task) is data: with --yes-always aider would fetch
+        # it, and first try to install its scraper from pypi.org.
+        "--no-detect-urls",
         "--no-check-update",
         "--no-show-release-notes",
         "--analytics-disable",
@@ -145,6 +148,10 @@ def _aider(run: AgentRun) -> list[str]:
     if run.task.verify:
         # aider has no shell: its test command is how it runs the verify, after each edit.
         argv += ["--test-cmd", run.task.verify, "--auto-test"]
+    if run.proposal_file is not None:
+        # The architect: aider edits only the files in its chat, and skips a file git
+        # ignores (the proposal is in .git/info/exclude) unless told to take it.
+        argv += ["--add-gitignore-files", f"--file={run.proposal_file}"]
     return argv + [f"--file={path}" for path in aider_files(run.task)]
 
 
@@ -186,6 +193,12 @@ def preset_files(agent: str, run: AgentRun) -> dict[Path, str]:
     if name == "gemini":
         return {run.beside_prompt("gemini-policy.toml"): GEMINI_POLICY}
     if name == "aider":
+        if run.proposal_file is not None:
+            # The architect may change its proposal only: every other file is out of
+            # aider's sight. Else each file a message names (the prompt's tree names them
+            # all) joins its chat, editable, its content sent to the model.
+            shown = run.proposal_file.name
+            return {run.beside_prompt("aiderignore"): f"*\n!/{shown}\n"}
         hidden = (*run.protected, *run.task.guard_files)
         return {run.beside_prompt("aiderignore"): "".join(f"{path}\n" for path in hidden)}
     return {}

@@ -16,14 +16,16 @@ from memento_gh import files
 from memento_gh.engine import agents, context
 from memento_gh.engine.ledger import Ledger
 from memento_gh.engine.plan_file import PlanFile
-from memento_gh.layout import Layout
+from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.values import format_time
 from memento_gh.redact import RedactingWriter, Redactor
 from memento_gh.workspace import Workspace
 
 Clock = Callable[[], datetime]
-#: Files the engine itself writes during a tick; never the agent's change, never committed.
-WORKING_FILES = ("logs/", ".memento.lock", ".memento_alert")
+#: Files the engine itself writes; never the agent's change, never committed. The architect's
+#: proposal file among them: a copy left by an architect run that was killed (or planted by a
+#: worker) is nobody's change and never lands; the next architect run clears it first.
+WORKING_FILES = ("logs/", ".memento.lock", ".memento_alert", PROPOSAL_NAME)
 #: Set in the environment of the agent and verify to a value of this tick's own (their
 #: children inherit it), so that the next tick can stop what a killed tick left running.
 RUN_TAG = "MEMENTO_RUN"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memento_gh.architect.run import ARCHITECT_TASK
 from memento_gh.engine.agent_check import choose_agent
 from memento_gh.engine.agents import (
     KNOWN_AGENTS,
@@ -140,6 +141,34 @@ def test_aider_is_kept_from_mementos_files_and_gets_the_folders_of_its_files(
     # --file=docs/notes.md in a folder that did not exist: aider would find no repository.
     assert (repo / "src").is_dir() and (repo / "docs").is_dir()
     assert list(repo.rglob("*.*")) == []
+
+
+def test_aider_as_the_architect_edits_its_proposal_and_sees_no_other_file(
+    long_prompt: Path, tmp_path: Path
+) -> None:
+    proposal = tmp_path / ".memento_proposal.md"
+    argv = agent_argv(
+        "aider",
+        None,
+        prompt_file=long_prompt,
+        task=ARCHITECT_TASK,
+        repo=tmp_path,
+        proposal_file=proposal,
+    )
+    # The proposal is git-ignored (.git/info/exclude): aider skips such a file unless told.
+    assert [item for item in argv if item.startswith("--file=")] == [f"--file={proposal}"]
+    assert "--add-gitignore-files" in argv
+    assert "--test-cmd" not in argv
+    run = AgentRun(long_prompt, ARCHITECT_TASK, tmp_path, 60, proposal_file=proposal)
+    (ignore,) = prepare_run("aider", run)
+    assert ignore.read_text() == "*\n!/.memento_proposal.md\n"
+
+
+def test_aider_fetches_no_url_its_prompt_names(
+    long_prompt: Path, task: Task, tmp_path: Path
+) -> None:
+    # With --yes-always it would add the URL to its chat: fetch it, install a scraper first.
+    assert "--no-detect-urls" in preset("aider", long_prompt, task, tmp_path)
 
 
 def test_gemini_runs_headless_in_any_folder_with_a_policy_and_reports_json(
