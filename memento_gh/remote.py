@@ -302,6 +302,12 @@ def fetch_branch(root: Path, endpoint: Endpoint, branch: str) -> str:
     return tracking
 
 
+def remote_branches(root: Path, endpoint: Endpoint, branches: Sequence[str]) -> set[str]:
+    """Which of ``branches`` the remote has, in one round trip."""
+    _, heads = _list_remote(_work_tree(root), endpoint, [f"refs/heads/{b}" for b in branches])
+    return heads & set(branches)
+
+
 def default_branch(root: Path, endpoint: Endpoint) -> str:
     """The remote's default branch (what ``base-branch`` empty means)."""
     top = _work_tree(root)

@@ -5,8 +5,9 @@ status codes, JSON shapes (every ``url`` field points at this server), ``Link`` 
 and rate-limit headers. It covers the endpoints memento uses: the repository, issues (pull
 requests included, flagged with ``pull_request``, as GitHub lists them), issue comments,
 comment reactions, labels, collaborator permissions, pull requests (list, create, get,
-edit, merged state, requested reviewers) and a commit's check runs and combined status
-(testing/fake_pulls.py), and two corners of the GraphQL API: marking a pull request ready
+edit, merged state, requested reviewers), a commit's check runs, its statuses (created
+with ``POST /statuses/{sha}``, listed) and its combined status (testing/fake_pulls.py),
+and two corners of the GraphQL API: marking a pull request ready
 for review, and an issue's body and its edit history (``userContentEdits``: who changed the
 body to what, newest first, as GitHub lists them). Anything else answers GitHub's 404.
 
@@ -1686,6 +1687,9 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Endpoint]] = [
         ("GET", r"/commits/([^/]+)", FakeGitHub._get_commit),
         ("GET", r"/commits/([^/]+)/check-runs", FakeGitHub._check_runs),
         ("GET", r"/commits/([^/]+)/status", FakeGitHub._combined_status),
+        ("GET", r"/commits/([^/]+)/statuses", FakeGitHub._list_statuses),
+        ("GET", r"/statuses/([^/]+)", FakeGitHub._list_statuses),  # the older path to it
+        ("POST", r"/statuses/([^/]+)", FakeGitHub._create_status),
     )
 ]
 

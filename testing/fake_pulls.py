@@ -373,6 +373,50 @@ class PullsMixin:
             },
         )
 
+    def _create_status(self, sha: str, *, query: dict[str, str], body: JSON | None) -> Any:
+        """``POST /statuses/{sha}``: a commit status, by the token's user, as a CI (or
+        memento itself) reports one. The newest of each context is the one that counts."""
+        from testing.fake_github import Response, _invalid, _Problem
+
+        body = body or {}
+        state, context = body.get("state"), body.get("context", "default")
+        if state not in STATUS_STATES:
+            raise _Problem(422, "Validation Failed", [_invalid("Status", "state")])
+        if not isinstance(context, str) or not context:
+            raise _Problem(422, "Validation Failed", [_invalid("Status", "context")])
+        description = body.get("description")
+        if description is not None and (not isinstance(description, str) or len(description) > 140):
+            raise _Problem(422, "Validation Failed", [_invalid("Status", "description")])
+        found = self._commit_or_422(sha)
+        if self.git_dir is not None and not _in_repository(self.git_dir, found):
+            raise _Problem(422, f"No commit found for SHA: {sha}")
+        status = {
+            "id": self._next_id(),
+            "sha": found,
+            "context": context,
+            "state": state,
+            "description": description,
+            "target_url": body.get("target_url"),
+            "created_at": _now_stamp(),
+            "creator": self._acting,
+        }
+        self._state.setdefault("statuses", []).append(status)
+        return Response(201, self._render_status(status))
+
+    def _list_statuses(self, ref: str, *, query: dict[str, str], body: JSON | None) -> Any:
+        """``GET /commits/{ref}/statuses`` (or ``/statuses/{ref}``): every status on the
+        commit, newest first."""
+        sha = self._commit_or_422(ref)
+        found = [s for s in self._state.get("statuses", []) if s["sha"] == sha]
+        rendered = [self._render_status(status) for status in reversed(found)]
+        return self._paginate(rendered, f"/commits/{ref}/statuses", query)
+
+    def statuses(self, sha: str) -> list[JSON]:
+        """The commit statuses on ``sha``, oldest first, as the API renders them."""
+        with self._lock:
+            found = [s for s in self._state.get("statuses", []) if s["sha"] == sha]
+            return [self._render_status(status) for status in found]
+
     # -- the GraphQL mutation PyGithub's ``mark_ready_for_review`` sends ---------------------
 
     def _graph_ready_for_review(self, input: JSON) -> JSON:
@@ -505,7 +549,23 @@ class PullsMixin:
             "created_at": status["created_at"],
             "updated_at": status["created_at"],
             "url": f"{self.repo_url}/statuses/{status['sha']}",
+            "creator": (
+                self._render_user(status["creator"], self._user(status["creator"]))
+                if status.get("creator")
+                else None
+            ),
         }
+
+
+def _in_repository(git_dir: Path, sha: str) -> bool:
+    done = subprocess.run(
+        ["git", "cat-file", "-e", f"{sha}^{{commit}}"],
+        cwd=git_dir,
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
+    return done.returncode == 0
 
 
 def _now_stamp() -> str:

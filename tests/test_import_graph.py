@@ -43,6 +43,7 @@ PURE = (
     "memento_gh.github.pulls",
     "memento_gh.github.ci",
     "memento_gh.github.revision",
+    "memento_gh.github.planpull",
     "memento_gh.dashboard.snapshot",
     "memento_gh.cron.fields",
     "memento_gh.cron.line",

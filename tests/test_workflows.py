@@ -120,7 +120,7 @@ def test_the_template_asks_for_least_privilege_and_one_run_at_a_time() -> None:
         "issues": "write",
         "pull-requests": "write",  # the one pull request (issue #17)
         "checks": "read",  # ci-verify reads the checks of memento's commits
-        "statuses": "read",
+        "statuses": "write",  # and memento/plan on a drafted plan (issue #19)
     }
     # At the job level, so that a run whose `if:` skips the job never takes the one
     # waiting place in the group from a run that matters.
@@ -278,6 +278,7 @@ def comment(
     *,
     association: str = "OWNER",
     labels: tuple[str, ...] = ("memento", "memento:blocked"),
+    text: str = "use redis",
 ) -> dict[str, Any]:
     """A comment by ``sender`` on a blocked task's issue (by default, an owner's)."""
     issue: dict[str, Any] = {
@@ -287,7 +288,7 @@ def comment(
     }
     if on_pull_request:
         issue["pull_request"] = {"url": "http://127.0.0.1:9/pulls/7"}
-    body = {"id": 1, "body": "use redis", "user": sender, "author_association": association}
+    body = {"id": 1, "body": text, "user": sender, "author_association": association}
     return {"action": "created", "issue": issue, "comment": body, "sender": sender}
 
 
@@ -311,6 +312,11 @@ IF_CASES = [
     ("issue_comment", comment(HUMAN, association="FIRST_TIME_CONTRIBUTOR"), False),
     ("issue_comment", comment(HUMAN, labels=()), False),  # not a memento issue
     ("issue_comment", comment(HUMAN, labels=("bug",)), False),
+    # `/memento plan` on any issue: its body is the spec of a plan to draft (issue #19).
+    ("issue_comment", comment(HUMAN, labels=(), text="/memento plan"), True),
+    ("issue_comment", comment(HUMAN, labels=(), text="/memento plan", association="NONE"), False),
+    ("issue_comment", comment(HUMAN, True, labels=(), text="/memento plan"), False),
+    ("issue_comment", comment(BOT, labels=(), text="/memento plan"), False),
     ("issues", edit(HUMAN), True),
     ("issues", edit(BOT), False),
     ("issues", edit(HUMAN, labels=("memento", "memento:blocked")), False),  # not the dashboard
@@ -368,6 +374,7 @@ def test_the_example_runs_only_where_it_is_switched_on(
     [
         ("issue_comment", comment(HUMAN, association="NONE"), False),
         ("issue_comment", comment(HUMAN, labels=()), False),
+        ("issue_comment", comment(HUMAN, labels=(), text="/memento plan"), True),
         ("issues", edit(HUMAN, labels=()), False),
         ("issues", edit(HUMAN), True),
     ],

@@ -35,10 +35,26 @@ class Revision(NamedTuple):
     task: str | None
 
 
+class Unfixed(UserError):
+    """The architect's proposal still had problems after its last round: nothing landed.
+    ``outcome`` holds the problems (``path:line: severity: message``) and the proposal."""
+
+    def __init__(self, message: str, outcome: Outcome) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
 def draft(
-    layout: Layout, settings: AgentSettings, spec: str, *, rounds: int, now: datetime
+    layout: Layout,
+    settings: AgentSettings,
+    spec: str,
+    *,
+    rounds: int,
+    now: datetime,
+    subject: str = land.DRAFT_SUBJECT,
 ) -> tuple[str, Outcome]:
-    """Draft the plan from ``spec`` and land it; the commit's sha and the last round."""
+    """Draft the plan from ``spec`` and land it as a commit with ``subject``; the commit's
+    sha and the last round. ``Unfixed`` when the rounds ran out."""
     with _locked(layout):
         land.refuse_existing_plan(layout)
         workspace = Workspace(layout.root)
@@ -57,7 +73,7 @@ def draft(
         )
         _refuse_unfixed(outcome, "draft")
         assert outcome.text is not None
-        return land.land(layout, workspace, outcome.text, land.DRAFT_SUBJECT, now), outcome
+        return land.land(layout, workspace, outcome.text, subject, now), outcome
 
 
 def propose_revision(
@@ -186,11 +202,12 @@ def _refuse_unfixed(outcome: Outcome, what: str) -> None:
     if not outcome.problems:
         return
     rounds = f"{outcome.rounds} round" + ("s" if outcome.rounds != 1 else "")
-    raise UserError(
+    raise Unfixed(
         f"the architect's {what} still has problems after {rounds}, and nothing landed:\n  "
         + "\n  ".join(outcome.problems)
         + f"\nits last proposal is kept in {outcome.proposal} (the lines above are its "
-        "lines); give it more rounds with --rounds, or say more in the spec"
+        "lines); give it more rounds with --rounds, or say more in the spec",
+        outcome,
     )
 
 

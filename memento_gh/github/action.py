@@ -241,6 +241,8 @@ def run(
         who = f"@{request.actor.login}"
         report = Report("untrusted", (f"{who} may not steer memento",))
         return _finish(settings, None, report, say, redact)
+    if request.kind == events.PLAN and request.issue_number is not None:
+        return _draft_plan(settings, env, root, github, request, say, clock)
     if request.kind == "tick" or request.tick_after:
         tick_agent(settings, env, root)  # before anything is checked out, applied or claimed
     # An untrusted edit of the dashboard still runs: the boxes it ticked are refused, and
@@ -248,6 +250,40 @@ def run(
     current = Run(settings, env, root, github, gate, say, clock)
     current.prepare(share)
     return current.go(request, sender_trusted=trusted)
+
+
+def _draft_plan(
+    settings: Settings,
+    env: Mapping[str, str],
+    root: Path,
+    github: GitHub,
+    request: events.Request,
+    say: Callable[[str], None],
+    clock: Callable[[], datetime],
+) -> int:
+    """``/memento plan`` on an issue (``github/drafting.py``): not a run on the branch."""
+    from memento_gh.github import drafting
+
+    assert request.issue_number is not None
+    agent_env = _without_tokens(env)
+    context = drafting.Context(
+        settings,
+        agent_env,
+        root,
+        github,
+        say,
+        clock,
+        lambda: tick_agent(settings, agent_env, root),
+    )
+    report = drafting.draft_plan(context, request.issue_number, request.comment_id)
+    return _finish(settings, None, report, say, github.redact)
+
+
+def _without_tokens(env: Mapping[str, str]) -> dict[str, str]:
+    """The agent's environment starts from this one; agents.agent_env drops the tokens,
+    and the action's own are dropped here by name as well."""
+    dropped = (TOKEN_VARIABLE, PUSH_TOKEN_VARIABLE)
+    return {name: value for name, value in env.items() if name not in dropped}
 
 
 def tick_agent(settings: Settings, env: Mapping[str, str], root: Path) -> str:
@@ -299,10 +335,7 @@ class Run:
     ) -> None:
         self.settings = settings
         self.logs = artifact.place(env, settings.worker_id, settings.run_url)
-        # The agent's environment starts from this one; agents.agent_env drops the tokens,
-        # and the action's own is dropped here by name as well.
-        dropped = (TOKEN_VARIABLE, PUSH_TOKEN_VARIABLE)
-        self.env = {name: value for name, value in env.items() if name not in dropped}
+        self.env = _without_tokens(env)
         self.root = root
         self.layout = Layout(root, settings.plan_dir)
         self.github = github

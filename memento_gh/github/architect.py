@@ -90,7 +90,10 @@ def propose(
     if not revision.diff:
         return f"the architect proposed no change for {control.task}"
     try:
-        body = proposal_comment(control.task or "", revision.diff, revision.text)
+        # The plan rides in the comment packed, where redacting the comment's text can't
+        # see it: redact what is packed, and the diff with it.
+        redact = github.redact
+        body = proposal_comment(control.task or "", redact(revision.diff), redact(revision.text))
     except ValueError as error:
         raise UserError(str(error)) from None
     if not dry_run:

@@ -1,8 +1,9 @@
 """From a webhook event to what memento should do about it, before the trust gate. Pure.
 
 ``route`` looks the event name up in a table of handlers; each handler reads only the
-payload fields it needs and answers a ``Request``: run a tick, apply controls, or ignore the
-event (with a one-line reason for the log and the job summary). Comment text is data: only
+payload fields it needs and answers a ``Request``: run a tick, apply controls, draft a plan
+(``/memento plan`` on an issue of a person's), or ignore the event (with a one-line reason
+for the log and the job summary). Comment text is data: only
 a first line ``/memento <command>`` is read as a command; anything else is a note.
 """
 
@@ -36,9 +37,11 @@ ASSOCIATIONS = frozenset(
 TRUSTED_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 TRUSTED, UNTRUSTED, ASK = "trusted", "untrusted", "ask"
 TICK, CONTROLS, IGNORE = "tick", "controls", "ignore"
+#: ``/memento plan`` on an issue that is not memento's: draft a plan from its body.
+PLAN = "plan"
 COMMAND_PREFIX = "/memento"
 MODE_COMMANDS = ("pause", "resume", "stop")
-COMMANDS = ("retry", "skip", *MODE_COMMANDS, "tick", "revise", "approve")
+COMMANDS = ("retry", "skip", *MODE_COMMANDS, "tick", "revise", "approve", "plan")
 #: The architect's commands: not plan edits (``controls.apply``) but the run's own work.
 #: ``approve`` is the architect's on a blocked task's issue; elsewhere (the dashboard, a
 #: dispatch, the dashboard's box) it opens a review gate, a plan edit (github/pulls.py).
@@ -65,7 +68,7 @@ class Actor(NamedTuple):
 
 
 class Request(NamedTuple):
-    kind: str  # TICK | CONTROLS | IGNORE
+    kind: str  # TICK | CONTROLS | PLAN | IGNORE
     controls: tuple[Control, ...] = ()
     tick_after: bool = False  # `/memento tick` or the "Run a tick now" box
     actor: Actor | None = None  # None: the workflow itself (schedule, dispatch), trusted
@@ -196,6 +199,8 @@ def _issue_comment(payload: Mapping[str, Any], inputs: Inputs) -> Request:
         return _ignore(f"a comment by the bot @{actor.login}")
     target = memento_target(issue)
     if target is None:
+        if asks_for_plan(_text(comment, "body")):
+            return _plan_request(comment, issue, actor)
         return _ignore(f"a comment on #{issue.get('number')}, which is not a memento issue")
     body = _text(comment, "body")
     if render.is_generated(body):
@@ -225,6 +230,23 @@ def _comment_request(
     if tick_after:
         what = f"{what}, then a tick" if what else "a tick"
     return base._replace(controls=controls, tick_after=tick_after, reason=f"{where}: {what}")
+
+
+def asks_for_plan(body: str) -> bool:
+    """A first line ``/memento plan`` (the words alone: the issue's body is the spec)."""
+    first = body.strip().split("\n", 1)[0].split()
+    return [word.lower() for word in first] == [COMMAND_PREFIX, "plan"]
+
+
+def _plan_request(comment: Mapping[str, Any], issue: Mapping[str, Any], actor: Actor) -> Request:
+    number = _int(issue, "number")
+    return Request(
+        PLAN,
+        actor=actor,
+        comment_id=_int(comment, "id"),
+        issue_number=number,
+        reason=f"comment {comment.get('id')} on #{number} by @{actor.login}: draft a plan",
+    )
 
 
 def comment_source(url: str, login: str, association: str) -> str:
@@ -329,6 +351,13 @@ def _comment_approve(command: str, arguments: str, task: str | None) -> Parsed:
     return (Control("approve"),), False
 
 
+def _comment_plan(command: str, arguments: str, task: str | None) -> Parsed:
+    raise UserError(
+        f"`{COMMAND_PREFIX} plan` drafts a plan from the body of an issue of yours: comment it "
+        "there, not on one of memento's issues"
+    )
+
+
 def _comment_learn(command: str, arguments: str, task: str | None) -> Parsed:
     """``/memento learn decision|preference TOPIC: TEXT``; the kind and the colon are
     checked here, the rest by the memory file when the lesson is recorded."""
@@ -362,6 +391,7 @@ _COMMENT_COMMANDS: Mapping[str, CommentCommand] = {
     "learn": _comment_learn,
     "revise": _comment_architect,
     "approve": _comment_approve,
+    "plan": _comment_plan,
 }
 
 

@@ -357,6 +357,7 @@ class GitHub:
         """Open a pull request from ``head`` to ``base`` and label it ``memento`` (so the
         issue listing finds it). The create is never retried (a 5xx may come after GitHub
         made it); the next run finds it by its marker instead."""
+        title, body = self.redact(title), self.redact(body)
         data = {"title": title, "body": body, "head": head, "base": base, "draft": draft}
         raw = self._call(
             f"opening the pull request from {head} to {base}",
@@ -400,12 +401,34 @@ class GitHub:
             retry=True,
         )
 
-    def edit_pull(self, number: int, *, body: str) -> None:
-        """Set pull request ``number``'s body (a PATCH sets values: safe to retry)."""
+    def edit_pull(self, number: int, *, body: str, title: str | None = None) -> None:
+        """Set pull request ``number``'s body (and title) (a PATCH sets values: safe to
+        retry)."""
+        data = {"body": self.redact(body)}
+        if title is not None:
+            data["title"] = self.redact(title)
         self._call(
             f"editing pull request #{number}",
             lambda: self._repo.requester.requestJsonAndCheck(
-                "PATCH", f"{self._repo.url}/pulls/{number}", input={"body": body}
+                "PATCH", f"{self._repo.url}/pulls/{number}", input=data
+            ),
+            retry=True,
+        )
+
+    def post_status(
+        self, sha: str, state: str, *, context: str, description: str, target_url: str | None
+    ) -> None:
+        """A commit status on ``sha`` (success, failure, error or pending), shown among a
+        pull request's checks. Safe to retry: the newest status of a context counts."""
+        if state not in ("error", "failure", "pending", "success"):
+            raise ValueError(f"state must be error, failure, pending or success, not {state!r}")
+        data = {"state": state, "context": context, "description": self.redact(description)}
+        if target_url:
+            data["target_url"] = target_url
+        self._call(
+            f"setting the {context} status of {sha[:7]}",
+            lambda: self._repo.requester.requestJsonAndCheck(
+                "POST", f"{self._repo.url}/statuses/{sha}", input=data
             ),
             retry=True,
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.github import render
-from memento_gh.github.revision import proposal_comment
+from memento_gh.github.revision import proposal_comment, read_proposal
 from testing.action_runs import ActionProject, comment_event
 from testing.fake_github import FakeGitHub
 from testing.repos import git
@@ -131,3 +131,31 @@ def test_with_only_a_forged_proposal_approve_changes_nothing(
     assert any("no proposal" in line for line in result.said), result.said
     assert "memento: revise plan (T-101)" not in project.subjects()
     assert project.marker("T-101") == "!"
+
+
+def test_a_key_the_architect_writes_into_a_revision_never_reaches_the_comment_or_the_branch(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """The proposal comment carries the plan packed (compressed, base64), where redacting
+    the comment's text cannot see it: the plan is redacted before it is packed."""
+    key = "sk-ant-api03-" + "R3v1s3d" * 8 + "-AA"
+    project = ActionProject(tmp_path, github)
+    project.script({"T-101": wrong("T-101")})
+    for _ in range(3):
+        assert project.run("schedule").code == 0
+    leak = {"replace": PROPOSAL, "old": "## Phase 1: Core", "new": f"## Phase 1: Core {key}"}
+    project.script({"T-101": wrong("T-101"), "architect": [*UNBLOCK, leak]})
+    [issue] = project.memento_issues("blocked")
+    env = {"ANTHROPIC_API_KEY": key}
+    asked = project.run("issue_comment", comment_event(github, issue, "/memento revise"), env=env)
+    assert asked.code == 0, asked.said
+
+    [proposal] = proposals(github, int(issue["number"]))
+    packed = read_proposal(proposal)
+    assert packed is not None
+    assert key not in proposal and key not in packed, packed[:300]
+    assert "## Phase 1: Core ***" in packed
+    approve = comment_event(github, issue, "/memento approve")
+    assert project.run("issue_comment", approve, env=env).code == 0
+    assert "memento: revise plan (T-101)" in project.subjects()
+    assert key not in git(project.origin, "log", "-p", "memento")

@@ -16,6 +16,7 @@ from memento_gh.github.events import (
     ASK,
     CONTROLS,
     IGNORE,
+    PLAN,
     TICK,
     TRUSTED,
     UNTRUSTED,
@@ -290,6 +291,28 @@ def test_comments_memento_must_not_act_on_are_ignored_with_a_reason(
     assert request.kind == IGNORE
     assert request.controls == ()
     assert why in request.reason
+
+
+@pytest.mark.parametrize("body", ["/memento plan", "  /Memento  PLAN \nthanks", "/memento plan\n"])
+def test_memento_plan_on_an_issue_of_a_person_asks_for_a_draft(body: str) -> None:
+    event = comment_event(body, issue_body="Build a shop", labels=())
+    request = route("issue_comment", event, Inputs())
+    assert request.kind == PLAN
+    assert (request.issue_number, request.comment_id) == (7, 99)
+    assert request.actor == Actor("alice", "OWNER", False)  # the trust gate decides
+    assert request.controls == ()
+
+
+@pytest.mark.parametrize("body", ["/memento plan it all", "please /memento plan", "/memento"])
+def test_other_comments_on_an_issue_of_a_person_are_still_ignored(body: str) -> None:
+    request = route("issue_comment", comment_event(body, issue_body="x", labels=()), Inputs())
+    assert request.kind == IGNORE
+
+
+def test_memento_plan_on_a_memento_issue_says_where_it_belongs() -> None:
+    request = route("issue_comment", comment_event("/memento plan"), Inputs())
+    assert request.kind == CONTROLS and request.confused
+    assert "issue of yours" in request.reason
 
 
 def test_an_untrusted_comment_is_routed_with_its_author_for_the_trust_gate() -> None:

@@ -118,6 +118,29 @@ def test_a_commits_check_runs_and_combined_status(
     assert repo.get_commit("memento").get_combined_status().state == "pending"
 
 
+def test_a_status_posted_through_the_api_is_listed_and_counts_in_the_combined_state(
+    repo: Repository, fake: FakeGitHub, origin: Path
+) -> None:
+    sha = tip(origin, "memento")
+    commit = repo.get_commit(sha)
+    commit.create_status("failure", description="3 errors", context="memento/plan")
+    commit.create_status("success", description="1 phase, 3 tasks", context="memento/plan")
+    listed = list(commit.get_statuses())  # newest first, as GitHub lists them
+    assert [(s.state, s.description) for s in listed] == [
+        ("success", "1 phase, 3 tasks"),
+        ("failure", "3 errors"),
+    ]
+    assert listed[0].creator.login == fake.login
+    assert commit.get_combined_status().state == "success"
+    assert [s["state"] for s in fake.statuses(sha)] == ["failure", "success"]
+    with pytest.raises(GithubException) as bad_state:
+        commit.create_status("green", context="memento/plan")
+    assert bad_state.value.status == 422
+    with pytest.raises(GithubException) as no_commit:
+        repo.get_commit("f" * 40).create_status("success")  # a SHA the origin lacks
+    assert no_commit.value.status == 422
+
+
 def test_pull_request_endpoints_take_injected_faults(repo: Repository, fake: FakeGitHub) -> None:
     fake.fail("POST", "pulls", 502, apply=True)
     with pytest.raises(GithubException):
