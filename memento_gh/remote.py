@@ -29,6 +29,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from memento_gh import gitrun
+from memento_gh.engine.handoff import Posted
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.workspace import IDENTITY_SETTINGS, Workspace, identity_from
@@ -46,6 +47,9 @@ WORKER_ATTEMPTS = 30
 URGENT_JITTER = 0.01  # seconds: a result's first retry waits up to this, doubling each time
 URGENT_CAP = 2.0  # seconds: the longest a result's retry waits
 REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in progress
+#: Where each worker posts a result the branch did not take at once: one ref per worker, so
+#: that posting never races (``engine/handoff.py``).
+RESULTS = "refs/memento/results/"
 
 # The network commands never start a background gc in a runner that is about to go away.
 _NETWORK_CONFIG = ("gc.auto=0", "maintenance.auto=false")
@@ -57,11 +61,12 @@ _REBASE_CONFIG = (
     "rebase.updateRefs=false",
     "rerere.enabled=false",
 )
-# Rejections that mean "the branch moved under you": fetch, rebase, try again. The last four
-# are how a server words losing a race on the ref's lock to a concurrent push.
+# Rejections that mean "the branch moved under you": fetch, rebase, try again. "cannot lock
+# ref" to "incorrect old value" are how a server words losing a race on the ref's lock to a
+# concurrent push; the atomic ones, how a push of several refs words it for each of them.
 _RACE = re.compile(
     r"fetch first|non-fast-forward|stale info|cannot lock ref|failed to lock"
-    r"|failed to update ref|incorrect old value",
+    r"|failed to update ref|incorrect old value|atomic push failed|atomic transaction failed",
     re.IGNORECASE,
 )
 _AUTH_FAILURE = re.compile(
@@ -380,6 +385,11 @@ class SharedBranch:
         self.tip: str | None = None
         #: Where git keeps an interrupted rebase, asked once: every tick looks there.
         self.rebase_paths = [_git_path(self.top, name) for name in REBASE_STATES]
+        #: Where the fetched result refs are kept in this clone.
+        self.fetched = f"refs/memento/fetched/{remote}/"
+        #: Result refs to move with the next push, as (name, new sha, old sha): each result
+        #: recorded on the commits in hand, noted as recorded.
+        self.marks: list[tuple[str, str, str]] = []
 
     @classmethod
     def for_current_branch(cls, root: Path, *, remote: str = "origin") -> SharedBranch:
@@ -435,16 +445,121 @@ class SharedBranch:
             if self.tip is not None:
                 gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
 
+    def moved(self, name: str) -> bool:
+        """The remote's branch, or the result ref ``name``, is not as last fetched, which
+        one ``git ls-remote`` tells (cheaper than a fetch: no objects are asked for)."""
+        url = self.endpoint.fetch_url
+        branch, ref = f"refs/heads/{self.branch}", RESULTS + name
+        done = gitrun.run(
+            self.top, "ls-remote", url, branch, ref, env=self.endpoint.auth(url), timeout=30
+        )
+        if done.returncode != 0:
+            return True  # the fetch that follows says why
+        there = {}
+        for line in os.fsdecode(done.stdout).splitlines():
+            sha, _, listed = line.partition("\t")
+            if listed in (branch, ref):
+                there[listed] = sha
+        fetched = gitrun.output(self.top, "rev-parse", "-q", "--verify", self.fetched + name)
+        return there.get(branch) != self.tip or there.get(ref) != (fetched or None)
+
     def publish(self) -> bool:
-        """Push HEAD once, fast-forward only: True when the remote branch now holds it,
-        False when the branch had moved (another worker pushed first)."""
+        """Push HEAD once, fast-forward only, with the result refs it records noted as
+        recorded, all or nothing: True when the remote branch now holds it, False when the
+        branch, or one of those refs, had moved (another worker pushed first)."""
         head = self.workspace.quick_head()
-        if head is None or head == self.tip:
+        if head is None or (head == self.tip and not self.marks):
             return True
-        landed = not _try_push(self.top, self.endpoint, self.branch, head)
+        moves = [(RESULTS + name, new, old) for name, new, old in self.marks]
+        landed = not _try_push(self.top, self.endpoint, self.branch, head, moves)
         if landed:
             self.tip = head
+            for name, new, _ in self.marks:
+                gitrun.check(self.top, "update-ref", self.fetched + name, new)
+            self.marks = []
         return landed
+
+    def post_result(self, name: str, tree_of: str, parent: str, message: str) -> str:
+        """Post a result on this worker's own ref ``name``: a commit of ``tree_of``'s tree
+        on ``parent`` with ``message``. Nobody else writes that ref, so the push does not
+        race; it replaces the ref's last note. Returns the posted commit."""
+        sha = self._commit(f"{tree_of}^{{tree}}", parent, message)
+        ref = RESULTS + name
+        url = self.endpoint.push_url
+        done = gitrun.run(
+            self.top,
+            "push",
+            "--porcelain",
+            "--no-verify",
+            "--no-follow-tags",
+            "--recurse-submodules=no",
+            url,
+            f"+{sha}:{ref}",
+            config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
+            env=self.endpoint.auth(url),
+        )
+        if done.returncode != 0:
+            raise _network_failure("push a result to", self.endpoint, url, done)
+        return sha
+
+    def withdraw(self, posted: str, name: str, message: str) -> bool:
+        """Replace what this worker posted as ``posted`` on its ref ``name`` by a note with
+        ``message``, only while the ref holds it: False when another worker noted it first
+        (the note is on the remote branch by then, for the two land together)."""
+        sha = self._commit(f"{posted}^{{tree}}", posted, message)
+        ref = RESULTS + name
+        url = self.endpoint.push_url
+        done = gitrun.run(
+            self.top,
+            "push",
+            "--porcelain",
+            "--no-verify",
+            "--no-follow-tags",
+            "--recurse-submodules=no",
+            f"--force-with-lease={ref}:{posted}",
+            url,
+            f"{sha}:{ref}",
+            config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
+            env=self.endpoint.auth(url),
+        )
+        if done.returncode == 0:
+            return True
+        if _RACE.search(os.fsdecode(done.stdout)):
+            return False
+        raise _network_failure("withdraw a request from", self.endpoint, url, done)
+
+    def posted(self) -> list[Posted]:
+        """The result refs as last fetched: each worker's last posted result or note."""
+        fields = "%(refname)%00%(objectname)%00%(parent)%00%(contents)%01"
+        out = gitrun.output(self.top, "for-each-ref", f"--format={fields}", self.fetched)
+        found = []
+        for entry in out.split("\x01"):
+            parts = entry.lstrip("\n").split("\0", 3)
+            if len(parts) == 4:
+                ref, sha, parent, message = parts
+                found.append(Posted(ref.removeprefix(self.fetched), sha, parent, message))
+        return found
+
+    def note(self, posted: Posted, message: str) -> None:
+        """Move ``posted``'s ref with the next push to a note on top of it: it is recorded.
+        The note's parent is the result, so the move lands only while the ref holds it."""
+        sha = self._commit(f"{posted.sha}^{{tree}}", posted.sha, message)
+        self.marks.append((posted.name, sha, posted.sha))
+
+    def _commit(self, tree: str, parent: str, message: str) -> str:
+        config = ("commit.gpgSign=false", *self.endpoint.identity)
+        out = gitrun.check(
+            self.top,
+            "commit-tree",
+            tree,
+            "-p",
+            parent,
+            "-F",
+            "-",
+            config=config,
+            stdin=message.encode(),
+        )
+        return os.fsdecode(out).strip()
 
     def wait(self, attempt: int, *, urgent: bool = False) -> None:
         """Pause after failed attempt ``attempt`` (1, 2, ...), before trying again.
@@ -472,8 +587,13 @@ class SharedBranch:
         return words[0] if words else None
 
     def _fetch(self) -> bool:
-        """Fetch the branch; False when the remote has no such branch."""
-        done = _run_fetch(self.top, self.endpoint, self.branch)
+        """Fetch the branch and every result ref (those gone from the remote go here too:
+        only what the remote holds is ever recorded); False when the remote has no such
+        branch. The results waiting to be noted were for the commits fetched over."""
+        self.marks = []
+        done = _run_fetch(
+            self.top, self.endpoint, self.branch, f"+{RESULTS}*:{self.fetched}*", "--prune"
+        )
         if done.returncode == 0:
             return True
         if "couldn't find remote ref" in os.fsdecode(done.stderr).lower():
@@ -491,11 +611,19 @@ class SharedBranch:
 # -- the steps ------------------------------------------------------------------------------
 
 
-def _try_push(top: Path, end: Endpoint, branch: str, head: str) -> str:
+def _try_push(
+    top: Path,
+    end: Endpoint,
+    branch: str,
+    head: str,
+    moves: Sequence[tuple[str, str, str]] = (),
+) -> str:
     """Push ``head`` once, to the push URL read before: "" when the remote has it (the
     remote-tracking branch is moved to it, as a push to the remote's name would), the
-    rejection's reason when the branch moved."""
+    rejection's reason when the branch moved. ``moves`` are other refs (ref, new, old) to
+    move in the same push, all or nothing, each only from ``old``."""
     url, token = end.push_url, end.token
+    leases = [f"--force-with-lease={ref}:{old}" for ref, _, old in moves]
     done = gitrun.run(
         top,
         "push",
@@ -503,24 +631,27 @@ def _try_push(top: Path, end: Endpoint, branch: str, head: str) -> str:
         "--no-verify",
         "--no-follow-tags",
         "--recurse-submodules=no",
+        *(["--atomic", *leases] if moves else []),
         url,
         f"{head}:refs/heads/{branch}",
+        *(f"{new}:{ref}" for ref, new, _ in moves),
         config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
         env=end.auth(url),
     )
+    lines = [line.split("\t") for line in os.fsdecode(done.stdout).splitlines()]
     statuses = [
-        line.split("\t")
-        for line in os.fsdecode(done.stdout).splitlines()
-        if line.count("\t") == 2 and line.split("\t")[1].endswith(f":refs/heads/{branch}")
+        line for line in lines if len(line) == 3 and line[1].endswith(f":refs/heads/{branch}")
     ]
     if done.returncode == 0 and statuses and statuses[0][0] != "!":
         gitrun.check(top, "update-ref", _tracking(end.name, branch), head)
         return ""
     if not statuses:
         raise _network_failure("push to", end, url, done)
+    refused = [line for line in lines if len(line) == 3 and line[0] == "!"]
     summary = _scrub(statuses[0][2], token)  # "[rejected] (fetch first)"
-    if _RACE.search(summary):
+    if refused and all(_RACE.search(line[2]) for line in refused):
         return summary.rpartition("(")[2].rstrip(")") if summary.endswith(")") else summary
+    summary = _scrub("; ".join(line[2] for line in refused) or summary, token)
     raise UserError(
         f"{_where(end.name, url, token)} refused the push to {branch}: {summary}. Allow this "
         f"token to push to {branch} (branch protection rules, `permissions: contents: write`) "
@@ -528,16 +659,20 @@ def _try_push(top: Path, end: Endpoint, branch: str, head: str) -> str:
     )
 
 
-def _run_fetch(top: Path, end: Endpoint, branch: str) -> gitrun.Ran:
-    """Fetch ``branch`` from the fetch URL read before, into its remote-tracking branch."""
+def _run_fetch(top: Path, end: Endpoint, branch: str, *more: str) -> gitrun.Ran:
+    """Fetch ``branch`` from the fetch URL read before, into its remote-tracking branch;
+    ``more`` are further refspecs and options."""
+    options = [arg for arg in more if arg.startswith("--")]
     return gitrun.run(
         top,
         "fetch",
         "-q",
         "--no-tags",
         "--recurse-submodules=no",
+        *options,
         end.fetch_url,
         f"+refs/heads/{branch}:{_tracking(end.name, branch)}",
+        *(arg for arg in more if not arg.startswith("--")),
         config=_NETWORK_CONFIG,
         env=end.auth(end.fetch_url),
     )

@@ -9,12 +9,14 @@ The numbers (push attempts, wall time, load) are in ``benchmarks/bench_workers.p
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from pathlib import Path
 
 import pytest
 
-from testing.workers import Pool, finish, pool_plan, task_ids, wait_for
+from testing.repos import clone
+from testing.workers import BRANCH, Pool, finish, pool_plan, task_ids, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -89,6 +91,47 @@ def test_two_workers_killed_mid_result_cost_only_their_own_runs(tmp_path: Path) 
     recovered = [line for out in outputs for line in out.splitlines() if "Recovered" in line]
     assert sorted(re.sub(r".* running ", "", line) for line in recovered) == twice
     assert_exact(pool, tasks, died=2)
+
+
+def interrupted_agent(pool: Pool, scratch: Path) -> str:
+    """The sleepy agent, after which a scratch clone pushes a commit of its own (trying
+    until it lands): the branch has moved by the time the worker pushes its result, so the
+    worker posts it."""
+    sleepy = pool.agent_command().removesuffix(" {task_id} {repo}")
+    where = shlex.quote(str(scratch))
+    script = (
+        f'{sleepy} "$1" "$2" && for i in $(seq 60); do git -C {where} pull -q --rebase && '
+        f"git -C {where} commit -q --allow-empty -m 'move the branch' && "
+        f"git -C {where} push -q origin {BRANCH} && exit 0; sleep 0.2; done; exit 0"
+    )
+    return f"sh -c {shlex.quote(script)} agent {{task_id}} {{repo}}"
+
+
+@pytest.mark.timeout(TIMEOUT + 120)
+def test_two_workers_killed_after_posting_their_results_lose_nothing(tmp_path: Path) -> None:
+    tasks = task_ids(TASKS)
+    pool = Pool(tmp_path, pool_plan([(TASKS, True)]), WORKERS, agent_seconds=3)
+    scratch = clone(pool.origin, tmp_path / "scratch")
+    # Workers 1 and 2 die by SIGKILL once their first result is posted, before it lands.
+    agent = interrupted_agent(pool, scratch)
+    victims = [
+        pool.start(index, "--agent-cmd", agent, env={"MEMENTO_CRASH_AT": "posted"})
+        for index in (1, 2)
+    ]
+    others = [pool.start(index) for index in range(3, WORKERS + 1)]
+    for process in victims:
+        out = finish(process, TIMEOUT)
+        assert process.returncode == -9, out
+    again = [pool.start(index) for index in (1, 2)]
+
+    outputs = [finish(process, TIMEOUT) for process in others + again]
+
+    assert dropped(outputs) == []
+    assert all("ALL TASKS COMPLETE" in out for out in outputs), outputs
+    # The killed workers' runs were recorded by others: no task ran twice, nothing died.
+    assert pool.runs() == dict.fromkeys(tasks, 1)
+    assert not any("Recovered" in out for out in outputs)
+    assert_exact(pool, tasks)
 
 
 @pytest.mark.timeout(300)

@@ -8,21 +8,41 @@ the branch first, so the tick drops its commits for the remote's tip and decides
 result is pushed the same way and, on a rejection, made again on the new tip: the
 bookkeeping from the files as they are there, the agent's change as a patch. So no worker's
 bookkeeping overwrites another's.
+
+When the branch does not take a result at once, the worker posts it on a ref of its own
+(``handoff.py``), where nobody races it: from then on the result is published, and any
+worker that pushes (a claim, its own result, nothing at all) records every posted result
+on the tip it pushes, each as its worker would have, and notes the ref as recorded in the
+same push. So one landing carries several results, and a rejected worker whose result
+another worker recorded meanwhile is done without pushing again.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Mapping
+from datetime import datetime
 from typing import Any, Protocol
 
-from memento_gh.engine import bookkeeping, pipeline, results
+from memento_gh.engine import bookkeeping, handoff, pipeline, results
+from memento_gh.engine.handoff import Handoff, Posted
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
 from memento_gh.engine.recovery import RunningMarker
 from memento_gh.engine.session import Session
 from memento_gh.errors import UserError
 from memento_gh.plan.model import PENDING, RUNNING, Task
-from memento_gh.plan.values import format_time
+from memento_gh.plan.values import format_time, parse_claim
 from memento_gh.workspace import RollbackReport
+
+#: Seconds after which a worker's request for a task is left alone: its worker, which
+#: withdraws a request it no longer waits for, may have died.
+REQUEST_TIMEOUT = 60
+#: Rounds a worker waiting on what it posted polls for another to record it, before it
+#: records it itself: the waits double up to 2 s (``POLL_START``), so about five seconds.
+PATIENCE = 8
+#: A worker waiting on what it posted polls first after up to 160 ms (10 ms doubled four
+#: times), then after twice as long each time, up to 2 s.
+POLL_START = 4
 
 
 class Remote(Protocol):
@@ -35,6 +55,11 @@ class Remote(Protocol):
     def refresh(self) -> None: ...
     def publish(self) -> bool: ...
     def wait(self, attempt: int, *, urgent: bool = False) -> None: ...
+    def post_result(self, name: str, tree_of: str, parent: str, message: str) -> str: ...
+    def posted(self) -> list[Posted]: ...
+    def note(self, posted: Posted, message: str) -> None: ...
+    def withdraw(self, posted: str, name: str, message: str) -> bool: ...
+    def moved(self, name: str) -> bool: ...
 
 
 class LocalBranch:
@@ -116,6 +141,8 @@ class PoolBranch:
         self.base: str | None = None
         #: The claim this tick holds on the remote, while it holds one.
         self.claimed_by: str | None = None
+        #: The name of this worker's result ref.
+        self.ref_name = handoff.ref_name(session.worker_id)
 
     def begin(self, dirty: Callable[[], list[str]]) -> None:
         """Stand on the remote's tip; the tree must be clean before the branch moves."""
@@ -127,7 +154,14 @@ class PoolBranch:
 
     def take(self, tried: Collection[str], tick: int | None, index: int) -> Claim | None:
         """Choose a task on the remote's tip and push the claim; a rejected push means that
-        another worker moved the branch: start again from its new tip."""
+        another worker moved the branch: start again from its new tip.
+
+        A tick's first claim, rejected once or while other workers' posts wait, is asked
+        of the pool instead (``_request``): the next push claims a task for it, together
+        with whatever else waits."""
+        first = tick is None and index == 0
+        if first and self._waiting():
+            return self._request()  # the next push records them all, this request too
         for attempt in range(1, self.remote.attempts + 1):
             if attempt > 1:
                 self.remote.wait(attempt - 1)
@@ -139,9 +173,122 @@ class PoolBranch:
                 if claim is not None:
                     pipeline.announce_task(self.session, claim.tick, claim.task)
                 return claim
+            if first and claim is not None:
+                return self._request()
         self._refresh()
         self.session.say("The branch kept moving: no task could be claimed this tick")
         return None
+
+    def _request(self) -> Claim | None:
+        """Ask the pool for a task, on this worker's own ref, and push what is posted
+        (claiming a task for each request, this one too) until a claim for it lands, by
+        this worker's push or another's. None when no task is left for it, or the branch
+        kept moving: the request is withdrawn then."""
+        session = self.session
+        if session.workspace.quick_head() != self.remote.tip:
+            self._refresh()  # the claim just refused stays out of the request's way
+        self.claimed_by = f"{format_time(session.clock())} {session.worker_id}"
+        # The marker first: a tick that dies once a claim for it landed leaves that claim
+        # for the next one to find, by the claim it asked under.
+        self.marker.write(None, None, {"base": self.base, "claim": self.claimed_by})
+        session.checkpoint("marked")
+        request = handoff.Request(session.worker_id, self.claimed_by)
+        tip = self.remote.tip or session.workspace.head() or ""
+        posted = self.remote.post_result(self.ref_name, tip, tip, handoff.request_message(request))
+        session.checkpoint("requested")
+        pushes = rounds = 0
+        while pushes < self.remote.attempts:
+            rounds += 1
+            if not self._poll(rounds):
+                continue
+            claim = self._assigned(posted)
+            if claim is None:
+                if not self._my_turn(rounds):
+                    continue
+                pushes += 1
+                own = self._record_posted().get(self.ref_name)
+                claim = own if isinstance(own, Claim) else None
+                if claim is None:
+                    return self._withdraw(posted)  # no task left for it
+                if not self.remote.publish():
+                    continue
+                self._published()
+                # The plan as it stands after every claim of that push, as the agent finds it.
+                landed = self._claim_landed(claim.task.id, claim.tick, claim.commit or "")
+                claim = landed or claim
+            self.marker.write(claim.task.id, claim.tick, self.marker_fields(claim.task.id))
+            pipeline.announce_task(session, claim.tick, claim.task)
+            return claim
+        self.session.say("The branch kept moving: no task could be claimed this tick")
+        return self._withdraw(posted)
+
+    def _poll(self, rounds: int) -> bool:
+        """Wait, then stand on the remote's tip if the branch or this worker's ref moved:
+        False when neither did (one ``git ls-remote``), unless the worker whose turn it was
+        kept still past ``PATIENCE``. Other workers' posts alone change nothing here: the
+        push that records this worker's post moves the branch."""
+        self.remote.wait(rounds + POLL_START, urgent=True)
+        if rounds <= PATIENCE and not self.remote.moved(self.ref_name):
+            return False
+        self._refresh()
+        return True
+
+    def _my_turn(self, rounds: int) -> bool:
+        """Whether this worker records what is posted now. One push records it all, so of
+        the workers waiting on what they posted, the first by name does it, and the others
+        poll until it lands; after ``PATIENCE`` rounds (several seconds) they do it too."""
+        if rounds > PATIENCE:
+            return True
+        waiting = self._waiting()
+        return not waiting or min(waiting) == self.ref_name
+
+    def _waiting(self) -> list[str]:
+        """The refs whose posted result or request waits to be recorded: a push that does
+        not record them would only delay them."""
+        now = self.session.clock()
+        waiting = []
+        for ref in self.remote.posted():
+            request = handoff.read_request(ref.message)
+            if request is not None:
+                if not _expired(request, now):
+                    waiting.append(ref.name)
+            elif handoff.read_result(ref.message) is not None:
+                waiting.append(ref.name)
+        return waiting
+
+    def _assigned(self, posted: str) -> Claim | None:
+        """The claim another worker landed for this worker's request ``posted``, or None."""
+        for ref in self.remote.posted():
+            if ref.name != self.ref_name or ref.parent != posted or ref.sha == posted:
+                continue
+            assignment = handoff.read_assignment(ref.message)
+            if assignment is None:
+                return None
+            return self._claim_landed(assignment.task, assignment.tick, assignment.commit)
+        return None
+
+    def _claim_landed(self, task_id: str, tick: int, commit: str) -> Claim | None:
+        """This worker's claim of ``task_id`` as the tip shows it (None: it is not)."""
+        plan_file = self.session.plan_file
+        task = plan_file.current.task(task_id)
+        if task is None or task.claimed is None or task.claimed.render() != self.claimed_by:
+            return None
+        text = plan_file.text_on_disk()
+        block = "\n".join(text.splitlines()[task.line : task.end + 1])
+        return Claim(task, text, block, tick, 0, commit)
+
+    def _withdraw(self, posted: str) -> Claim | None:
+        """Take the request back; when another worker claimed a task for it first, that
+        claim is this tick's."""
+        withdrawn = self.remote.withdraw(posted, self.ref_name, handoff.assignment_message(None))
+        self._refresh()
+        claim = None if withdrawn else self._assigned(posted)
+        if claim is None:
+            self.claimed_by = None
+            return None
+        self.marker.write(claim.task.id, claim.tick, self.marker_fields(claim.task.id))
+        pipeline.announce_task(self.session, claim.tick, claim.task)
+        return claim
 
     def _claim(self, task: Task, tick: int | None, index: int) -> Claim:
         """Commit the claim: [~], who and when, and the tick's number in the Meta. The first
@@ -198,34 +345,46 @@ class PoolBranch:
             self.claimed_by = None
 
     def _publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
-        """A result is a whole agent run: it is pushed again, with growing jittered waits,
-        for as long as the claim on the remote is this tick's and live. It fails only for a
-        reason of its own: the claim was reset, the change no longer applies, or the claim
-        went stale before the branch let the result in."""
-        session = self.session
+        """A result is a whole agent run. Rejected once, it is posted on this worker's own
+        ref, and from then on it is pushed again, with growing jittered waits, recorded on
+        each new tip together with every other result posted, for as long as the claim on
+        the remote is this tick's and live, unless another worker recorded it first. It
+        fails only for a reason of its own: the claim was reset, the change no longer
+        applies, or the claim went stale before the branch let the result in."""
+        if not self._waiting() and self.remote.publish():
+            self._published()
+            return outcome._replace(pushes=1)
+        posted = self._post(claim, attempt, outcome)
+        self.session.checkpoint("posted")
         task = claim.task
-        paths = [c.path for c in attempt.changes] + [
-            c.old_path for c in attempt.changes if c.old_path
-        ]
-        number = 0
+        number = rounds = 1
         while True:
+            if not self._poll(rounds):
+                rounds += 1
+                continue
+            noted = self._noted(posted)
+            if noted is not None:  # another worker recorded it, and that landed
+                return noted._replace(pushes=number)
+            held = self.session.plan_file.current.task(task.id)
+            if number >= self.remote.attempts and held is not None and self._stale(held):
+                break
+            rounds += 1
+            if not self._my_turn(rounds):
+                continue
+            started = time.monotonic()
+            recorded = self._record_posted()
+            mine = recorded.get(self.ref_name)
+            if not isinstance(mine, TaskOutcome):
+                return self._gone(task.id, number)
+            head = (self.session.workspace.quick_head() or "")[:7]
+            self.session.say(
+                f"  the branch moved: recorded {len(recorded)} posted on {head} "
+                f"in {time.monotonic() - started:.1f} s"
+            )
             number += 1
             if self.remote.publish():
                 self._published()
-                return outcome._replace(pushes=number)
-            self.remote.wait(number, urgent=True)
-            patch = b""
-            if outcome.outcome == bookkeeping.SUCCESS and outcome.commit and claim.commit:
-                patch = session.workspace.change_between(claim.commit, outcome.commit, paths)
-            self._refresh()
-            head = (session.workspace.quick_head() or "")[:7]
-            session.say(f"  the branch moved: making the result again on {head}")
-            held = session.plan_file.current.task(task.id)
-            if held is None or held.marker != RUNNING or held.claimed != task.claimed:
-                return self._claim_lost(task)._replace(pushes=number)
-            if number >= self.remote.attempts and self._stale(held):
-                break
-            outcome, attempt = self._make_again(claim, attempt, outcome, patch, paths)
+                return mine._replace(pushes=number)
         self._refresh()
         return TaskOutcome(
             task.id,
@@ -236,6 +395,118 @@ class PoolBranch:
             "stale_lock_timeout in the plan's Meta)",
             pushes=number,
         )
+
+    def _post(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> str:
+        """Post the result on this worker's own ref; the posted commit."""
+        session = self.session
+        task = claim.task
+        paths = [c.path for c in attempt.changes] + [
+            c.old_path for c in attempt.changes if c.old_path
+        ]
+        success = outcome.outcome == bookkeeping.SUCCESS and outcome.commit is not None
+        base = claim.commit or session.workspace.head() or ""
+        record = Handoff(
+            worker=self.worker,
+            task=task.id,
+            claimed=task.claimed.render() if task.claimed else "",
+            tick=claim.tick,
+            position=claim.position,
+            claim_commit=base,
+            log=claim.log or session.log_name,
+            outcome=outcome.outcome,
+            paths=tuple(paths) if success else (),
+            attempt=attempt,
+        )
+        tree_of = outcome.commit if success and outcome.commit else base
+        message = handoff.result_message(record)
+        return self.remote.post_result(self.ref_name, tree_of, base, message)
+
+    def _noted(self, posted: str) -> TaskOutcome | None:
+        """How the result posted as ``posted`` ended, when another worker recorded it and
+        noted so on the remote; None while it waits."""
+        for ref in self.remote.posted():
+            if ref.name == self.ref_name and ref.parent == posted and ref.sha != posted:
+                return handoff.read_note(ref.message)
+        return None
+
+    def _gone(self, task_id: str, pushes: int) -> TaskOutcome:
+        return TaskOutcome(
+            task_id,
+            "unpublished",
+            None,
+            "the result posted on this worker's ref is gone from the remote (replaced or "
+            "deleted); the claim goes stale and the task runs again",
+            pushes=pushes,
+        )
+
+    def _record_posted(self) -> dict[str, TaskOutcome | Claim]:
+        """Record on the commits in hand every result posted and not recorded yet, each
+        as its worker would have, and claim a task for every request; note each ref so
+        with the next push. The outcomes and claims, by ref."""
+        recorded: dict[str, TaskOutcome | Claim] = {}
+        requests = []
+        for posted in self.remote.posted():
+            request = handoff.read_request(posted.message)
+            if request is not None:
+                requests.append((posted, request))
+            found = handoff.read_result(posted.message)
+            if found is None:
+                continue  # a note: recorded already
+            outcome = self._record_handoff(posted, found)
+            self.remote.note(posted, handoff.note_message(outcome))
+            recorded[posted.name] = outcome
+        # The results first: the tasks they free are there to claim.
+        for posted, request in requests:
+            claim = self._claim_for(request, mine=posted.name == self.ref_name)
+            if claim is not None:
+                assignment = handoff.Assignment(claim.task.id, claim.tick, claim.commit or "")
+                self.remote.note(posted, handoff.assignment_message(assignment))
+                recorded[posted.name] = claim
+        return recorded
+
+    def _claim_for(self, request: handoff.Request, *, mine: bool) -> Claim | None:
+        """Claim the next task for ``request`` on the commits in hand, as its worker would
+        have; None when there is none to claim (a request of another worker's stays then,
+        for that worker to withdraw)."""
+        session = self.session
+        if not mine and _expired(request, session.clock()):
+            return None  # its worker gave up on it long ago: it may be gone
+        task = pipeline.choose(session, (), 0) if mine else pipeline.pick_quietly(session)
+        if task is None:
+            return None
+        plan_file = session.plan_file
+        number = pipeline.next_tick_number(plan_file.current)
+        edits = bookkeeping.claim_edits(plan_file.current, task.id, request.claimed, number)
+        claimed, text, block = plan_file.write_and_show(task, edits)
+        claim = Claim(claimed, text, block, number, 0)
+        sha = session.ledger.commit_with_state(
+            bookkeeping.claim_message(claim, request.worker), tick=number
+        )
+        return claim._replace(commit=sha)
+
+    def _record_handoff(self, posted: Posted, found: Handoff) -> TaskOutcome:
+        """A posted result recorded on the tip, while the claim it was run under holds
+        there; a result whose claim was reset meanwhile is dropped, and the log says so."""
+        session = self.session
+        held = session.plan_file.current.task(found.task)
+        if (
+            held is None
+            or held.marker != RUNNING
+            or held.claimed is None
+            or held.claimed.render() != found.claimed
+        ):
+            return self._record_lost(found.task, found.worker or "a worker")
+        claim = Claim(held, "", "", found.tick, found.position, found.claim_commit, found.log)
+        patch = b""
+        if found.outcome == bookkeeping.SUCCESS and found.paths:
+            patch = session.workspace.change_between(
+                found.claim_commit, posted.sha, list(found.paths)
+            )
+        before = TaskOutcome(found.task, found.outcome, None, "")
+        outcome, _ = self._make_again(
+            claim, found.attempt, before, patch, list(found.paths), found.worker
+        )
+        return outcome
 
     def _stale(self, task: Task) -> bool:
         """The claim is older than the plan's stale_lock_timeout: another worker may reset it
@@ -253,42 +524,38 @@ class PoolBranch:
         outcome: TaskOutcome,
         patch: bytes,
         paths: list[str],
+        worker: str | None,
     ) -> tuple[TaskOutcome, Attempt]:
-        """The result recorded again on the new tip: a failure as a failure, a deferral as a
-        deferral, a success with
-        its change applied as a patch, or failed when the patch no longer applies."""
+        """The result recorded again on the new tip, under ``worker``'s name: a failure as
+        a failure, a deferral as a deferral, a success with its change applied as a patch,
+        or failed when the patch no longer applies."""
         session = self.session
         if outcome.outcome == bookkeeping.DEFERRED:
-            return results.defer(session, claim, attempt, self.worker), attempt
+            return results.defer(session, claim, attempt, worker), attempt
         if outcome.outcome != bookkeeping.SUCCESS:
-            return results.fail(session, claim, attempt, self.worker), attempt
+            return results.fail(session, claim, attempt, worker), attempt
         if session.workspace.apply_change(patch):
             # memento's own patch of the checked commit, on a new base: its bytes may
             # differ from verify's by the other tasks' lines, which parallel: true allows.
             attempt = attempt._replace(seen_by_verify=None)
-            return results.succeed(session, claim, attempt, self.worker), attempt
+            return results.succeed(session, claim, attempt, worker), attempt
         clash = f"its change no longer applies to {', '.join(paths[:5])}"
         attempt = attempt._replace(
             conflict=clash + ": another task changed them since the claim", verify=None
         )
-        return results.fail(session, claim, attempt, self.worker), attempt
+        return results.fail(session, claim, attempt, worker), attempt
 
-    def _claim_lost(self, task: Task) -> TaskOutcome:
+    def _record_lost(self, task_id: str, worker: str) -> TaskOutcome:
         """The claim was reset (it looked stale) while the agent worked: the result is
         dropped, for the task's next run is someone else's."""
         ledger = self.session.ledger
         line = (
-            f"{task.id}: the result of {self.session.worker_id} was dropped, its claim was "
+            f"{task_id}: the result of {worker} was dropped, its claim was "
             "reset meanwhile (stale_lock_timeout too short for the task?)"
         )
-
-        def record() -> None:
-            ledger.append_event(line)
-            ledger.commit_with_state(f"memento: {task.id} claim lost")
-
-        record()
-        self.publish(record)
-        return TaskOutcome(task.id, "lost", None, line)
+        ledger.append_event(line)
+        ledger.commit_with_state(f"memento: {task_id} claim lost")
+        return TaskOutcome(task_id, "lost", None, line)
 
     def recover(self, found: Mapping[str, Any], report: RollbackReport) -> None:
         """Drop the commits the dead tick never pushed and, when the remote still shows its
@@ -300,8 +567,17 @@ class PoolBranch:
             if subjects and all(subject.startswith("memento: ") for subject in subjects):
                 session.workspace.reset_hard(base)
         self._sync()
+        self._withdraw_waiting_request()
+        if self._own_result_waits():
+            # The dead tick posted its result: it is recorded, as any worker would.
+            self._record_posted()
+            self.publish(self._record_posted, due=self._own_result_waits)
         task_id = found.get("task")
-        task = session.plan_file.current.task(task_id) if isinstance(task_id, str) else None
+        plan = session.plan_file.current
+        task = plan.task(task_id) if isinstance(task_id, str) else None
+        if task_id is None and isinstance(claim, str):
+            # It died while it asked the pool for a task: one may have been claimed for it.
+            task = next((t for t in plan.tasks if t.claimed and t.claimed.render() == claim), None)
         if task is None or task.marker != RUNNING or task.claimed is None:
             return
         if task.claimed.render() != claim:
@@ -318,6 +594,21 @@ class PoolBranch:
 
         record()
         self.publish(record, due=due)
+
+    def _withdraw_waiting_request(self) -> None:
+        """A request the dead tick left that no worker answered is taken back."""
+        for ref in self.remote.posted():
+            if ref.name == self.ref_name and handoff.read_request(ref.message) is not None:
+                note = handoff.assignment_message(None)
+                self.remote.withdraw(ref.sha, self.ref_name, note)
+                self._refresh()
+
+    def _own_result_waits(self) -> bool:
+        """This worker's ref holds a result nobody recorded yet."""
+        return any(
+            ref.name == self.ref_name and handoff.read_result(ref.message) is not None
+            for ref in self.remote.posted()
+        )
 
     def _sync(self) -> None:
         self.session.say(f"Shared branch: {self.remote.sync()}")
@@ -338,6 +629,15 @@ class PoolBranch:
 
     def _published(self) -> None:
         self.base = self.session.workspace.quick_head()
+
+
+def _expired(request: handoff.Request, now: datetime) -> bool:
+    """A request older than ``REQUEST_TIMEOUT`` (or unreadable) is left alone."""
+    try:
+        asked = parse_claim(request.claimed)
+    except ValueError:
+        return True
+    return (now - asked.at).total_seconds() > REQUEST_TIMEOUT
 
 
 def refuse_dirty_tree(dirty: list[str]) -> None:

@@ -33,6 +33,14 @@ def choose(session: Session, tried: Collection[str], index: int) -> Task | None:
     return task
 
 
+def pick_quietly(session: Session) -> Task | None:
+    """``choose`` for another worker's first task: nothing said when there is none."""
+    plan = session.plan_file.current
+    if plan.settings.tick_mode != "auto":
+        return None
+    return schedule.pick(reset_stale_claims(session, plan)).task
+
+
 def next_tick_number(plan: Plan) -> int:
     return plan.settings.total_ticks + 1
 

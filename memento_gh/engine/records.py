@@ -54,7 +54,8 @@ class VerifyResult(NamedTuple):
 class Claim(NamedTuple):
     """A task this tick claimed: the task as the claimed plan reads, that plan's text, the
     task's lines in it (for the prompt), the tick's number, the task's place among the
-    tick's tasks (0: the first), and the claim's commit on a shared branch."""
+    tick's tasks (0: the first), the claim's commit on a shared branch, and the tick log of
+    the run when another worker records its result (None: this tick's own)."""
 
     task: Task
     text: str
@@ -62,6 +63,7 @@ class Claim(NamedTuple):
     tick: int
     position: int = 0
     commit: str | None = None
+    log: str | None = None
 
 
 class Attempt(NamedTuple):

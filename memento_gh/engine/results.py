@@ -182,5 +182,5 @@ def _entry(
         plan=session.plan_file.current,
         retries=retries,
         ended=session.clock(),
-        log=session.log_name,
+        log=claim.log or session.log_name,
     )

@@ -9,6 +9,7 @@ inside ``publish`` of a ``SharedBranch`` whose first pushes run that step first.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -21,7 +22,7 @@ from memento_gh.gitrun import NetworkError
 from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
-from memento_gh.remote import SharedBranch
+from memento_gh.remote import RESULTS, SharedBranch
 from testing.cli import call_memento, run_memento
 from testing.repos import clone, commit_all, git
 from testing.workers import BRANCH, Pool, pool_plan
@@ -395,3 +396,130 @@ def test_a_worker_id_that_would_break_the_claim_line_is_refused(pool: Pool) -> N
     assert done.returncode == 1
     assert "--worker-id: a worker id is one word" in done.stderr
     assert pool.history().claims() == {}
+
+
+def interrupting_agent(pool: Pool, index: int) -> str:
+    """The sleepy agent, after which clone ``index`` pushes a commit of its own: the
+    branch moves between the agent's run and its result's first push."""
+    other = shlex.quote(os.fspath(pool.clones[index]))
+    sleepy = pool.agent_command().removesuffix(" {task_id} {repo}")
+    script = (
+        f'{sleepy} "$1" "$2" && git -C {other} pull -q --ff-only && '
+        f"git -C {other} commit -q --allow-empty -m 'another commit' && "
+        f"git -C {other} push -q origin {BRANCH}"
+    )
+    return f"sh -c {shlex.quote(script)} agent {{task_id}} {{repo}}"
+
+
+def tick_killed_after_posting(pool: Pool) -> None:
+    """A ``memento tick --push`` in clone 0 whose result is rejected, so posted on its own
+    ref, and which dies (SIGKILL) right after posting it."""
+    crashed = run_memento(
+        "tick",
+        "--push",
+        "--worker-id",
+        "w0",
+        "--agent-cmd",
+        interrupting_agent(pool, 2),
+        cwd=pool.clones[0],
+        env=pool.env({"MEMENTO_CRASH_AT": "posted"}),
+    )
+    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+    posted = git(pool.origin, "for-each-ref", "--format=%(refname)", RESULTS)
+    assert posted.strip() == RESULTS + "w0"
+
+
+def test_a_result_another_worker_recorded_is_done_without_pushing_again(pool: Pool) -> None:
+    # Worker 1 lands T-1002 before worker 0's result: that is posted. Worker 2 then claims
+    # T-1003 in a push that records worker 0's T-1001 as well, before worker 0 pushes again.
+    branch = RacingBranch(
+        pool.clones[0], {2: lambda: tick_process(pool, 1), 3: lambda: tick_process(pool, 2)}
+    )
+
+    result = tick(pool, 0, branch)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "success")]
+    assert result.tasks[0].pushes == 2
+    assert branch.landed[:3] == [True, False, False]  # the claim, the result once, then done
+    assert pool.runs() == {FIRST: 1, SECOND: 1, THIRD: 1}
+    history = pool.history()
+    assert history.completions() == {FIRST: 1, SECOND: 1, THIRD: 1}
+    [first] = [c for c in history.of_kind("memento: complete") if c.task == FIRST]
+    assert first.worker == "w0"  # recorded by worker 2, under the name of who ran it
+    plan = remote_plan(pool)
+    assert plan.settings.completed_tasks == 3 and plan.settings.total_ticks == 3
+    status = pool.show("docs/TICK_STATUS.md")
+    assert status.count("✅ SUCCESS") == 3
+    assert pool.show(f"out/{FIRST}.txt") == f"{FIRST} done\n"
+    # The ref now holds a note of how it ended: nobody records it again.
+    note = git(pool.origin, "log", "-1", "--format=%s", f"{RESULTS}w0").strip()
+    assert note == f"memento: recorded {FIRST}"
+
+
+def test_a_worker_killed_after_posting_its_result_loses_nothing(pool: Pool) -> None:
+    tick_killed_after_posting(pool)
+    assert marker(remote_plan(pool), FIRST) == "~"
+
+    result = tick(pool, 1)  # another worker records it with its own claim
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(SECOND, "success")]
+    plan = remote_plan(pool)
+    task = plan.task(FIRST)
+    assert task is not None and (task.marker, task.retries) == ("x", 0)
+    assert pool.show(f"out/{FIRST}.txt") == f"{FIRST} done\n"
+    # The killed worker, started again, finds its run recorded: nothing died, nothing reruns.
+    tick(pool, 0)
+    assert pool.runs() == {FIRST: 1, SECOND: 1, THIRD: 1}
+    assert "died while running" not in pool.show("docs/TICK_STATUS.md")
+    plan = remote_plan(pool)
+    assert plan.settings.completed_tasks == 3 and plan.settings.total_ticks == 3
+    assert git(pool.clones[0], "status", "--porcelain") == ""
+
+
+def test_a_worker_killed_after_posting_records_its_result_when_started_again(pool: Pool) -> None:
+    tick_killed_after_posting(pool)
+
+    result = tick(pool, 0)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(SECOND, "success")]
+    task = remote_plan(pool).task(FIRST)
+    assert task is not None and (task.marker, task.retries) == ("x", 0)
+    assert pool.runs() == {FIRST: 1, SECOND: 1}
+    status = pool.show("docs/TICK_STATUS.md")
+    assert status.count("✅ SUCCESS") == 2 and "died while running" not in status
+    assert pool.history().completions() == {FIRST: 1, SECOND: 1}
+
+
+def test_a_worker_killed_while_it_asked_for_a_task_has_that_attempt_counted(
+    pool: Pool,
+) -> None:
+    tick_killed_after_posting(pool)
+    # With a result waiting, worker 1 asks the pool for a task, and dies once it asked.
+    crashed = run_memento(
+        "tick",
+        "--push",
+        "--worker-id",
+        "w1",
+        "--agent-cmd",
+        pool.agent_command(),
+        cwd=pool.clones[1],
+        env=pool.env({"MEMENTO_CRASH_AT": "requested"}),
+    )
+    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+
+    # Worker 2 records worker 0's result and claims a task for worker 1 and one for itself,
+    # in one push, once worker 0 (first by name, dead) kept still long enough.
+    result = tick(pool, 2)
+
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(THIRD, "success")]
+    plan = remote_plan(pool)
+    assert (marker(plan, FIRST), marker(plan, SECOND)) == ("x", "~")
+    # Worker 1 started again finds the claim made for it, and counts the attempt.
+    result = tick(pool, 1)
+
+    task = remote_plan(pool).task(SECOND)
+    assert task is not None and (task.marker, task.retries) == ("x", 1)
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(SECOND, "success")]
+    assert "died while running" in pool.show("docs/TICK_STATUS.md")
+    assert pool.runs() == {FIRST: 1, SECOND: 1, THIRD: 1}
+    assert pool.history().claims() == {FIRST: 1, SECOND: 2, THIRD: 1}
