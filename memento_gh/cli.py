@@ -7,9 +7,9 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple, NoReturn
+from typing import NamedTuple, NoReturn, TextIO, cast
 
 from memento_gh import __version__
 from memento_gh.durations import parse_duration
@@ -575,16 +575,35 @@ def program() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        try:
-            return _main(argv)
-        finally:
-            # Output is block-buffered into a pipe: flush it here, so that a reader that went
-            # away (`memento status | head -1`) shows up below and not at interpreter exit.
-            sys.stdout.flush()
+        with _redacted_output():
+            try:
+                return _main(argv)
+            finally:
+                # Output is block-buffered into a pipe: flush it here, so that a reader that
+                # went away (`memento status | head -1`) shows up below, not at exit.
+                sys.stdout.flush()
     except BrokenPipeError:
         # The reader has what it wanted; there is nothing to report, and nobody to report it to.
         _discard_stdout()
         return 1
+
+
+@contextlib.contextmanager
+def _redacted_output() -> Iterator[None]:
+    """Credentials out of everything memento prints while ``main`` runs: a verify's first
+    output line in a failure, a value quoted in an error. Under cron that output is
+    ``logs/cron.log``, which nothing else redacts. (memento's own subprocesses never write
+    to these streams: git's and the agent's output is captured.)"""
+    from memento_gh.redact import RedactingText, Redactor
+
+    redactor = Redactor.from_environ(os.environ)
+    kept = sys.stdout, sys.stderr
+    sys.stdout = cast(TextIO, RedactingText(kept[0], redactor))
+    sys.stderr = cast(TextIO, RedactingText(kept[1], redactor))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = kept
 
 
 def _discard_stdout() -> None:

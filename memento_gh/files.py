@@ -85,16 +85,20 @@ def open_append(path: Path) -> BinaryIO:
     return os.fdopen(descriptor, "ab")
 
 
-def open_regular(path: Path, flags: int, *, follow_links: bool = False) -> int | None:
+def open_regular(
+    path: Path, flags: int, *, follow_links: bool = False, dir_fd: int | None = None
+) -> int | None:
     """A descriptor on the regular file at ``path`` opened with ``flags`` (None: there is
     none, and ``flags`` do not create one), without blocking and, unless ``follow_links``,
     not through a link. Anything but a regular file is a ``UserError`` naming its kind.
+    ``dir_fd``: ``path`` is a name in that open folder (``os.fwalk``), so that no link in
+    the folders above it is followed either.
 
     The entry is looked at before it is opened, so that memento never opens a device (some
     act on being opened) or a FIFO; the open file is looked at again, for an entry swapped
     in between (the open itself cannot block: ``O_NONBLOCK``)."""
     try:
-        found = path.stat() if follow_links else path.lstat()
+        found = os.stat(path, dir_fd=dir_fd, follow_symlinks=follow_links)
     except (FileNotFoundError, NotADirectoryError):
         if not flags & os.O_CREAT:
             return None
@@ -105,14 +109,15 @@ def open_regular(path: Path, flags: int, *, follow_links: bool = False) -> int |
             raise not_regular(path, found.st_mode)
     extra = os.O_NONBLOCK | _CLOEXEC | (0 if follow_links else _NOFOLLOW)
     try:
-        descriptor = os.open(path, flags | extra, 0o644)
+        descriptor = os.open(path, flags | extra, 0o644, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as error:
         swapped = error.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR)  # since the lstat
         with suppress(OSError):
             if swapped:
-                raise not_regular(path, path.lstat().st_mode) from None
+                mode = os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode
+                raise not_regular(path, mode) from None
         raise UserError(f"{path}: cannot open it ({error.strerror})") from None
     mode = os.fstat(descriptor).st_mode
     if not stat.S_ISREG(mode):

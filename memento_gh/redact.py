@@ -122,6 +122,32 @@ def _mask(match: re.Match[str]) -> str:
     return "".join(piece if index % 2 else MASK for index, piece in enumerate(pieces))
 
 
+class RedactingText:
+    """A text stream (``sys.stdout``, ``sys.stderr``) whose writes are redacted on their way
+    to ``target``: what memento prints reaches a terminal, a CI log or, under cron,
+    ``logs/cron.log`` (the crontab line appends the tick's output there).
+
+    Each write is redacted whole and passed on at once (nothing is held back: a prompt
+    without a newline still shows); ``print`` writes a line's text in one call, so a key in
+    it is found whole. Everything else (``isatty``, ``fileno``, ``encoding``...) is the
+    target's."""
+
+    def __init__(self, target: IO[str], redactor: Redactor) -> None:
+        self.target = target
+        self._redactor = redactor
+
+    def write(self, text: str) -> int:
+        self.target.write(self._redactor.redact(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.target, name)
+
+
 class RedactingWriter(io.RawIOBase):
     """A raw binary stream that redacts what is written before it reaches ``target``.
 

@@ -818,6 +818,22 @@ class FakeGitHub(PullsMixin):
         issue["updated_at"] = now
         return Response(200, self._render_issue(issue))
 
+    def _add_issue_labels(
+        self, number: str, *, query: dict[str, str], body: JSON | None
+    ) -> Response:
+        """``POST /issues/{n}/labels``: add labels, keeping those it has (the answer lists
+        them all, as GitHub's does)."""
+        issue = self._issue_or_404(number)
+        # GitHub takes {"labels": [...]} or the bare list (which PyGithub sends).
+        given = body if isinstance(body, list) else (body or {}).get("labels")
+        if not isinstance(given, list) or not given:
+            raise _Problem(422, "Validation Failed", [_invalid("Label", "labels")])
+        names = [*issue["labels"], *(n for n in _label_names(given) if n not in issue["labels"])]
+        issue["labels"] = self._ensure_labels(names)
+        issue["updated_at"] = _stamp(None, _now())
+        labels = [self._find_label(name) for name in issue["labels"]]
+        return Response(200, [self._render_label(label) for label in labels if label])
+
     def _list_issue_comments(
         self, number: str, *, query: dict[str, str], body: JSON | None
     ) -> Response:
@@ -962,7 +978,11 @@ class FakeGitHub(PullsMixin):
             parser = _GraphParser(request["query"])
             fields = parser.document()
             missing: list[JSON] = []
-            root: JSON = {"__typename": "Query", "repository": self._graph_repository}
+            root: JSON = {
+                "__typename": "Query",
+                "repository": self._graph_repository,
+                "viewer": lambda: self._graph_actor(self._acting),  # the token's user
+            }
             if parser.operation == "mutation":
                 root = {
                     "__typename": "Mutation",
@@ -1651,6 +1671,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Endpoint]] = [
         ("POST", r"/issues/comments/(\d+)/reactions", FakeGitHub._create_reaction),
         ("GET", r"/issues/(\d+)", FakeGitHub._get_issue),
         ("PATCH", r"/issues/(\d+)", FakeGitHub._edit_issue),
+        ("POST", r"/issues/(\d+)/labels", FakeGitHub._add_issue_labels),
         ("GET", r"/issues/(\d+)/comments", FakeGitHub._list_issue_comments),
         ("POST", r"/issues/(\d+)/comments", FakeGitHub._create_comment),
         ("GET", r"/labels", FakeGitHub._list_labels),

@@ -382,3 +382,21 @@ def test_resuming_after_the_circuit_breaker_takes_the_alert_down(tmp_path: Path)
     ok(project.memento("resume"))
 
     assert not alert.exists()
+
+
+# -- credentials ------------------------------------------------------------------------------
+
+SHAPED_KEY = "ghp_" + "Zx9" * 12  # a GitHub token's shape
+PLANTED = "planted-openai-secret-4711"  # the value of a credential-named variable
+
+
+def test_a_credential_in_a_note_or_a_lesson_never_reaches_a_commit(tmp_path: Path) -> None:
+    project = project_with(tmp_path)
+    env = {"OPENAI_API_KEY": PLANTED}
+    said = f"use {SHAPED_KEY} or {PLANTED} to log in"
+    ok(project.memento("note", "--task", "T-101", said, env=env))
+    ok(project.memento("skip", "T-102", "--why", said, env=env))
+    ok(project.memento("learn", "preference", f"auth {PLANTED}", said, "--evidence", PLAN, env=env))
+    history = project.git("log", "-p", "--format=%B")
+    assert "use *** or *** to log in" in history
+    assert SHAPED_KEY not in history and PLANTED not in history

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -24,6 +25,7 @@ from memento_gh.output import paint, wants_color
 from memento_gh.plan import values
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.scanner import parse
+from memento_gh.redact import Redactor
 
 SCHEMA = 1
 Clock = Callable[[], datetime]
@@ -264,6 +266,7 @@ def _task(layout: Layout, task_id: str | None) -> str:
 
 
 def _learn(layout: Layout, lesson: memory_learning.Lesson, now: datetime) -> str:
+    lesson = _redacted(lesson, Redactor.from_environ(os.environ).redact)
     path = memory_path(layout, lesson.kind)
     old = files.read_text(path) if path.exists() else memory.empty_file(lesson.kind)
     try:
@@ -280,6 +283,20 @@ def _learn(layout: Layout, lesson: memory_learning.Lesson, now: datetime) -> str
     noun = memory.NOUNS[lesson.kind]
     note = _commit(layout, [path], f"memento: learn {noun} {key}", "learn", dirty)
     return f"learned {noun} {key!r}: {display(path)}{line} ({how}){note}"
+
+
+def _redacted(
+    lesson: memory_learning.Lesson, redact: Callable[[str], str]
+) -> memory_learning.Lesson:
+    """The lesson without credentials: its words reach a committed file (and its key the
+    commit's subject), which every later worker's prompt and every clone holds."""
+    evidence = lesson.evidence._replace(value=redact(lesson.evidence.value))
+    return lesson._replace(
+        key=redact(lesson.key),
+        text=redact(lesson.text),
+        reason=redact(lesson.reason),
+        evidence=evidence,
+    )
 
 
 # -- lock and commit -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ remote for that one ref every second, which costs far less than a tick.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -40,6 +41,7 @@ from memento_gh.layout import Layout
 from memento_gh.plan import schedule
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
+from memento_gh.redact import Redactor
 
 #: Where the plan rests: no tick can change anything until a human does.
 RESTING = {
@@ -94,6 +96,8 @@ class _Loop:
         self.finished = 0  # ticks that ran to their end, errors included
         self.in_tick = False
         self.idle = 0  # idle ticks in a row, of a worker of a pool
+        #: cron.log is written here as well as printed: credentials out of it too.
+        self.redactor = Redactor.from_environ(os.environ)
 
     def run(self) -> str:
         every = self.args.every
@@ -172,7 +176,7 @@ class _Loop:
         moment = format_time(datetime.now(timezone.utc))
         try:
             with files.open_append(self.layout.logs / "cron.log") as log:
-                log.write(f"[{moment}] {line}\n".encode())
+                log.write(self.redactor.redact(f"[{moment}] {line}\n").encode())
         except (OSError, UserError) as error:
             print(f"memento: warning: cannot write logs/cron.log ({error})", file=sys.stderr)
 

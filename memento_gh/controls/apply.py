@@ -8,6 +8,7 @@ committed when the file it changed had no other uncommitted changes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +30,7 @@ from memento_gh.layout import Layout
 from memento_gh.lock import Busy, repo_lock
 from memento_gh.plan import editor
 from memento_gh.plan.scanner import parse
+from memento_gh.redact import Redactor
 from memento_gh.workspace import Workspace
 
 
@@ -38,8 +40,12 @@ def apply_control(
     *,
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     wait: float = 30.0,
+    redact: Callable[[str], str] | None = None,
 ) -> str:
-    """Apply one control under the repository lock; returns what happened, in a sentence."""
+    """Apply one control under the repository lock; returns what happened, in a sentence.
+    ``redact`` (default: the credentials of this process's environment and the common key
+    shapes) takes them out of the control's text before it reaches a committed file."""
+    control = control._replace(text=_redactor(redact)(control.text))
     try:
         with repo_lock(layout.lock, wait=wait):
             return _apply_locked(layout, control, clock()) + _mode_hint(layout, control)
@@ -126,12 +132,15 @@ def record_refused(
     *,
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     wait: float = 30.0,
+    redact: Callable[[str], str] | None = None,
 ) -> None:
     """A control from a comment or a dashboard box that could not be applied still leaves a
     trace: an event in the status log, committed with its source, so that the refusal is
     visible and the same comment or box is not tried (and answered) again on every run."""
     if not control.source:
         return
+    clean = _redactor(redact)
+    control, reason = control._replace(text=clean(control.text)), clean(reason)
     try:
         with repo_lock(layout.lock, wait=wait):
             status = files.read_text(layout.status) if layout.status.exists() else STATUS_HEADER
@@ -155,6 +164,13 @@ def record_refused(
         raise UserError(
             f"a tick holds the lock on this repository ({layout.lock}); try again when it ends"
         ) from None
+
+
+def _redactor(redact: Callable[[str], str] | None) -> Callable[[str], str]:
+    """What a control's text passes through before it is written and committed. Its source
+    (a comment's URL and author, written by memento) is kept as it is: later runs compare
+    it with the trailers to know what they applied already."""
+    return redact or Redactor.from_environ(os.environ).redact
 
 
 def _workspace(layout: Layout) -> Workspace | None:

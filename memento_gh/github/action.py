@@ -522,7 +522,7 @@ class Run:
         return Applied(applied, tick_now)
 
     def _refuse(self, control: Control, reason: str) -> None:
-        record_refused(self.layout, control, reason, clock=self.clock)
+        record_refused(self.layout, control, reason, clock=self.clock, redact=self.github.redact)
         self.lines.append(f"Refused: {reason}")
 
     def _apply(self, control: Control) -> list[str]:
@@ -530,15 +530,25 @@ class Run:
             return self._architect(control)  # an approve without a task: the review gate
         before = Workspace(self.root).head() if control.source else None
         try:
-            message = apply_control(self.layout, control, clock=self.clock)
+            message = apply_control(
+                self.layout, control, clock=self.clock, redact=self.github.redact
+            )
         except UserError as error:
-            record_refused(self.layout, control, str(error), clock=self.clock)
+            record_refused(
+                self.layout, control, str(error), clock=self.clock, redact=self.github.redact
+            )
             self.lines.append(f"Not applied: {control.action} — {error}")
             return []
         if before is not None and Workspace(self.root).head() == before:
             # It changed nothing (a pause while paused), so no commit carries its source:
             # record that it was read, or a later run would apply it again (after a resume).
-            record_refused(self.layout, control, "it changed nothing", clock=self.clock)
+            record_refused(
+                self.layout,
+                control,
+                "it changed nothing",
+                clock=self.clock,
+                redact=self.github.redact,
+            )
         self.lines.append(f"Applied: {message}")
         return [message]
 
@@ -549,11 +559,19 @@ class Run:
         try:
             message = architect.carry_out(control, self._architect_context())
         except UserError as error:
-            record_refused(self.layout, control, str(error), clock=self.clock)
+            record_refused(
+                self.layout, control, str(error), clock=self.clock, redact=self.github.redact
+            )
             self.lines.append(f"Not applied: {control.action} — {error}")
             return []
         if control.action == "revise":  # the comment is the proposal; the record says it ran
-            record_refused(self.layout, control, f"{message}; approve it there", clock=self.clock)
+            record_refused(
+                self.layout,
+                control,
+                f"{message}; approve it there",
+                clock=self.clock,
+                redact=self.github.redact,
+            )
         self.lines.append(f"Applied: {message}")
         return [message]
 

@@ -5,7 +5,7 @@ author through before either is called."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -22,7 +22,7 @@ from memento_gh.plan.model import BLOCKED, Plan
 from memento_gh.plan.scanner import parse
 
 if TYPE_CHECKING:
-    from memento_gh.github.sync import GitHub
+    from memento_gh.github.sync import Comment, GitHub
 
 #: Rounds the architect gets in a workflow run.
 ROUNDS = 3
@@ -111,12 +111,7 @@ def approve(
     clock: Callable[[], datetime],
 ) -> str:
     """Land the newest proposal memento posted on issue ``issue``."""
-    ours = [
-        comment.body
-        for comment in github.issue_comments(issue)
-        if comment.is_bot and render.is_generated(comment.body)
-    ]
-    plan = latest_proposal(ours)
+    plan = latest_proposal(memento_wrote(github.issue_comments(issue), github.own_login()))
     if plan is None:
         raise UserError(
             f"there is no proposal on #{issue} to approve; comment `/memento revise` first"
@@ -127,6 +122,19 @@ def approve(
     )
     sha = flows.apply_revision(layout, revision, clock(), dict(env), trailers)
     return f"revised the plan ({control.task}) (committed {sha[:7]})"
+
+
+def memento_wrote(comments: Sequence[Comment], own_login: str) -> list[str]:
+    """The bodies of the comments memento itself posted, oldest first.
+
+    A proposal is trusted by its author alone: any bot or GitHub App that may comment can
+    copy memento's markers (and show one diff while carrying another plan), so only
+    comments by the login memento writes as (``GitHub.own_login``, its token's user) count."""
+    return [
+        comment.body
+        for comment in comments
+        if comment.login == own_login and render.is_generated(comment.body)
+    ]
 
 
 def auto_propose(plan: Plan, context: Context) -> str | None:
@@ -143,7 +151,7 @@ def auto_propose(plan: Plan, context: Context) -> str | None:
                 continue
             number = issues[task.id].number
             comments = context.github.issue_comments(number)
-            if any(c.is_bot and latest_proposal([c.body]) is not None for c in comments):
+            if latest_proposal(memento_wrote(comments, context.github.own_login())) is not None:
                 continue
             return carry_out(Control("revise", task.id, f"{task.id} is blocked"), context)
     except (UserError, SyncError) as error:

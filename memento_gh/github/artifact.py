@@ -8,6 +8,7 @@ its workspace, files older than the run are left out.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -15,7 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from memento_gh import files
 from memento_gh.engine.records import TaskOutcome
+from memento_gh.errors import UserError
 from memento_gh.github import reconcile, render
 
 FOLDER = "memento-logs"
@@ -49,25 +52,54 @@ def place(env: Mapping[str, str], worker: str, run_url: str | None) -> Place | N
 
 def stage(logs: Path, target: Path, redact: Callable[[str], str], since: float) -> list[str]:
     """Copy the files under ``logs`` written at or after ``since`` (a time.time()) into
-    ``target``, redacted whatever the plan's ``redact_logs`` says; returns their names."""
+    ``target``, redacted whatever the plan's ``redact_logs`` says; returns their names.
+
+    The agent may have left links, FIFOs or devices there, or swap a file for a link while
+    this runs: each folder is opened without following a link (``os.fwalk``) and each file
+    by name in its folder, never through a link (``files.open_regular``), so what is copied
+    is a regular file under ``logs`` and nothing else."""
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
     copied: list[str] = []
     if not logs.is_dir():
-        return copied
-    for path in sorted(logs.rglob("*")):
-        if path.is_symlink() or not path.is_file() or path.stat().st_mtime < since - 1:
-            continue
-        relative = path.relative_to(logs)
-        (target / relative).parent.mkdir(parents=True, exist_ok=True)
-        with path.open("rb") as source:
-            source.seek(max(0, path.stat().st_size - MAX_FILE_BYTES))
-            data = source.read(MAX_FILE_BYTES)
-        text = data.decode("utf-8", errors="surrogateescape")
-        (target / relative).write_bytes(redact(text).encode("utf-8", errors="surrogateescape"))
-        copied.append(relative.as_posix())
-    return copied
+        return copied  # (a link to a folder is walked as nothing: fwalk never follows it)
+    for folder, _, names, folder_fd in os.fwalk(logs, follow_symlinks=False):
+        for name in names:
+            data = _recent_tail(name, folder_fd, since)
+            if data is None:
+                continue
+            relative = (Path(folder) / name).relative_to(logs)
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            text = data.decode("utf-8", errors="surrogateescape")
+            (target / relative).write_bytes(redact(text).encode("utf-8", errors="surrogateescape"))
+            copied.append(relative.as_posix())
+    return sorted(copied)
+
+
+def _recent_tail(name: str, folder_fd: int, since: float) -> bytes | None:
+    """The last ``MAX_FILE_BYTES`` of regular file ``name`` in the open folder, when it was
+    written at or after ``since``; None for anything else (a link, a FIFO, an older file)."""
+    try:
+        descriptor = files.open_regular(Path(name), os.O_RDONLY, dir_fd=folder_fd)
+    except UserError:
+        return None  # not a regular file: never the run's log
+    if descriptor is None:
+        return None
+    try:
+        found = os.fstat(descriptor)
+        if found.st_mtime < since - 1:
+            return None
+        os.lseek(descriptor, max(0, found.st_size - MAX_FILE_BYTES), os.SEEK_SET)
+        data = bytearray()
+        while len(data) < MAX_FILE_BYTES:
+            chunk = os.read(descriptor, min(1 << 20, MAX_FILE_BYTES - len(data)))
+            if not chunk:
+                break
+            data += chunk
+        return bytes(data)
+    finally:
+        os.close(descriptor)
 
 
 def stage_run(logs: Path, where: Place | None, redact: Callable[[str], str]) -> Place | None:

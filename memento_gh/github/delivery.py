@@ -240,6 +240,29 @@ class Delivery:
         path = layout.status.resolve().relative_to(workspace.root.resolve()).as_posix()
         workspace.commit(f"memento: record pull request #{number} ({state})", [path])
 
+    def _open(self, operation: pulls.CreatePull) -> int:
+        """Open the pull request, or take over the one someone opened by hand from the
+        branch to the base (GitHub refuses a second one for the pair); its number."""
+        found = self.github.open_pull_between(self.branch, self.base)
+        if found is not None:
+            adopted = pulls.adoption(found, operation)
+            self.github.adopt_pull(adopted.number, body=adopted.body)
+            self.lines.append(
+                f"Took over pull request #{adopted.number}, opened by hand from {self.branch} "
+                f"to {self.base}: memento's summary heads it, the text there is kept below: "
+                f"{adopted.url}"
+            )
+            return adopted.number
+        created = self.github.create_pull(
+            operation.title,
+            operation.body,
+            head=self.branch,
+            base=self.base,
+            draft=operation.draft,
+        )
+        self.lines.append(f"Opened pull request #{created.number}: {created.url}")
+        return created.number
+
     def _gate_at(self, sha: str) -> str | None:
         """The phase whose review gate held the plan as commit ``sha`` has it: merging that
         commit is the review."""
@@ -276,15 +299,7 @@ class Delivery:
         asks = pulls.asks_review(listed, view)
         number = None
         if isinstance(operation, pulls.CreatePull):
-            created = self.github.create_pull(
-                operation.title,
-                operation.body,
-                head=self.branch,
-                base=self.base,
-                draft=operation.draft,
-            )
-            number = created.number
-            self.lines.append(f"Opened pull request #{created.number}: {created.url}")
+            number = self._open(operation)
         elif isinstance(operation, pulls.EditPull):
             self.github.edit_pull(operation.number, body=operation.body)
             number = operation.number

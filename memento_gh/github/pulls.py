@@ -21,6 +21,10 @@ PULL_KIND = "pull-request"
 CONFLICT_KIND = "base-conflict"
 PULL_MARKER = render.marker(PULL_KIND)
 CONFLICT_MARKER = render.marker(CONFLICT_KIND)
+#: Below this marker, a pull request's body is people's own text, which memento keeps as it
+#: is: what was there when memento took over a pull request someone opened by hand.
+TEXT_KIND = "pull-request-text"
+TEXT_MARKER = render.marker(TEXT_KIND)
 MODES = ("draft", "ready", "off")
 #: The wait a base conflict puts on ticking (the run's outcome is ``waiting``).
 BASE_CONFLICT = "base_conflict"
@@ -72,6 +76,16 @@ class CreatePull(NamedTuple):
 
 class EditPull(NamedTuple):
     number: int
+    body: str
+
+
+class AdoptPull(NamedTuple):
+    """Take over the open pull request someone opened by hand from the branch to the base
+    (GitHub allows one per pair, so memento cannot open its own): marker and label added,
+    memento's part on top, their text kept below it."""
+
+    number: int
+    url: str
     body: str
 
 
@@ -185,13 +199,29 @@ def pull_operation(pulls: Sequence[PullLike], view: PullView, mode: str) -> Pull
     """Create the pull request, edit its body, or nothing (``mode`` off, or no change)."""
     if mode == "off":
         return None
-    body = pull_body(view)
     current = open_pull(pulls)
     if current is None:
-        return CreatePull(pull_title(view.branch), body, draft=mode == "draft")
+        return CreatePull(pull_title(view.branch), pull_body(view), draft=mode == "draft")
+    body = with_their_text(pull_body(view), current.body)
     if current.body.rstrip("\n") == body.rstrip("\n"):
         return None
     return EditPull(current.number, body)
+
+
+def adoption(found: PullLike, create: CreatePull) -> AdoptPull:
+    """What taking over ``found`` writes instead of ``create`` (same head and base)."""
+    if is_memento_pull(found.body):  # memento's own, which a failed label left unlisted
+        return AdoptPull(found.number, found.url, with_their_text(create.body, found.body))
+    theirs = (found.body or "").strip("\n")
+    if not theirs:
+        return AdoptPull(found.number, found.url, create.body)
+    return AdoptPull(found.number, found.url, f"{create.body}\n{TEXT_MARKER}\n{theirs}\n")
+
+
+def with_their_text(body: str, current: str | None) -> str:
+    """memento's ``body`` followed by the text people own in ``current``, if any."""
+    at = (current or "").find("\n" + TEXT_MARKER + "\n")
+    return body if at < 0 else body + (current or "")[at:]
 
 
 class Conflict(NamedTuple):

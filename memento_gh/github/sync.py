@@ -78,6 +78,10 @@ query($owner: String!, $name: String!, $number: Int!) {
 }
 """
 
+#: The token's own user: GraphQL answers this for every kind of token (the workflow's, a
+#: GitHub App's, a person's), where REST ``GET /user`` refuses the first two.
+VIEWER_QUERY = "query { viewer { __typename login } }"
+
 
 class Issue(NamedTuple):
     number: int
@@ -174,6 +178,7 @@ class GitHub:
         )
         self._repo = self._github.get_repo(repository)  # lazy: no request
         self._labels: set[str] | None = None  # the labels' names in lower case, once listed
+        self._own_login: str | None = None  # the token's user, once asked
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -233,6 +238,25 @@ class GitHub:
             retry=True,
         )[1]
         return _history(data)
+
+    def own_login(self) -> str:
+        """The login memento writes as: the author of every issue and comment it posts
+        (``github-actions[bot]`` for the workflow's token, ``<app>[bot]`` for a GitHub App's,
+        the person for a personal token). One GraphQL request, once per object."""
+        if self._own_login is None:
+            data = self._call(
+                "asking GitHub whose token memento uses",
+                partial(self._repo.requester.graphql_query, VIEWER_QUERY, {}),
+                retry=True,
+            )[1]
+            viewer = _actor(((data or {}).get("data") or {}).get("viewer"))
+            if viewer is None:
+                raise SyncError(
+                    "GitHub did not say whose token memento uses (GraphQL `viewer`); "
+                    "check the token and try again"
+                )
+            self._own_login = viewer.login
+        return self._own_login
 
     def permission(self, login: str) -> str:
         """``login``'s permission on the repository: admin, maintain, write, triage, read or
@@ -344,17 +368,38 @@ class GitHub:
             unsure=True,
         )
         created = _pull(raw)
+        self._label_pull(created.number)
+        return created
+
+    def open_pull_between(self, head: str, base: str) -> PullRequest | None:
+        """The open pull request from branch ``head`` of this repository to ``base``, if
+        any: GitHub keeps one per pair (one request)."""
+        owner = self.repository.partition("/")[0]
+        parameters = {"head": f"{owner}:{head}", "base": base, "state": "open"}
+        found = self._pages(
+            f"looking for a pull request from {head} to {base}", "/pulls", parameters
+        )
+        return next((_pull(item) for item in found), None)
+
+    def adopt_pull(self, number: int, *, body: str) -> None:
+        """Make pull request ``number`` memento's: set its body and add the ``memento``
+        label, keeping its other labels (both safe to retry: three requests at most)."""
+        self.edit_pull(number, body=body)
+        self._label_pull(number)
+
+    def _label_pull(self, number: int) -> None:
+        """Add the ``memento`` label, so the issue listing finds the pull request; the
+        labels it has stay (adding one twice is harmless: safe to retry)."""
         self._ensure_labels([MEMENTO_LABEL])
         self._call(
-            f"labelling pull request #{created.number}",
+            f"labelling pull request #{number}",
             lambda: self._repo.requester.requestJsonAndCheck(
-                "PATCH",
-                f"{self._repo.url}/issues/{created.number}",
+                "POST",
+                f"{self._repo.url}/issues/{number}/labels",
                 input={"labels": [MEMENTO_LABEL]},
             ),
             retry=True,
         )
-        return created
 
     def edit_pull(self, number: int, *, body: str, title: str | None = None) -> None:
         """Set pull request ``number``'s body (and title) (a PATCH sets values: safe to

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from memento_gh.markdown import CodeTracker
-from memento_gh.plan.model import ERROR, Plan, Problem
+from memento_gh.plan.model import Plan, Problem
+from memento_gh.plan.rules import RENDERED_ALIKE
 
 _BOX = re.compile(r"\[.\](?:[ \t]|$)")
 _SENTINEL = "- [ ] `memento-crosscheck-sentinel`"
@@ -35,9 +36,8 @@ def _check_chunk(plan: Plan, start: int, end: int) -> list[Problem]:
         theirs.pop()
     elif not _ends_open(plan, start, end):
         return [
-            Problem(
+            RENDERED_ALIKE.problem(
                 _open_block_line(plan, start, end) + 1,
-                ERROR,
                 "Markdown reads the block that starts here (HTML such as <pre> or <script>, "
                 "or a code fence) as still open at the end of its section, so the tasks after "
                 "it are not what memento reads; close the block",
@@ -96,9 +96,8 @@ def _open_block_line(plan: Plan, start: int, end: int) -> int:
 
 
 def _disagreement(number: int, what: str) -> Problem:
-    return Problem(
+    return RENDERED_ALIKE.problem(
         number + 1,
-        ERROR,
         f"{what} (check the indentation, the list marker and any open code block or "
         "HTML above); write tasks as "
         "'- [ ] `T-101` [MODULE:name] description' at the start of a line",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from memento_gh.plan.meta import META_KEYS
 from memento_gh.plan.model import MARKERS, REQUIRED_FIELDS, TASK_FIELDS
-from memento_gh.plan.validate import RULES
+from memento_gh.plan.rules import RULES
 
 #: What a task looks like; the rules below say what must hold.
 EXAMPLE = """\

@@ -44,13 +44,27 @@ REQUIRED_FIELDS = ("verify", "context_files")
 ERROR, WARNING = "error", "warning"
 
 
+class Rule(NamedTuple):
+    """One rule of the plan, as a sentence for whoever writes a plan, and the severity of
+    breaking it. The table of them is ``plan/rules.py``; the validator makes each problem
+    through the rule it enforces (``problem``), so the two cannot drift apart."""
+
+    severity: str
+    text: str
+
+    def problem(self, line: int, message: str) -> "Problem":
+        return Problem(line, self.severity, message, rule=self)
+
+
 class Problem(NamedTuple):
-    """One finding: ``path:line: severity: message`` (line is 1-based, 0 = whole file)."""
+    """One finding: ``path:line: severity: message`` (line is 1-based, 0 = whole file).
+    ``rule``: the plan rule it breaks (None for the other files' problems)."""
 
     line: int
     severity: str
     message: str
     path: str = ""
+    rule: Rule | None = None
 
     def at(self, path: str) -> "Problem":
         return self._replace(path=path)

@@ -18,15 +18,16 @@ from contextlib import contextmanager
 
 from memento_gh.markdown import INSIDE, NORMAL, CodeTracker
 from memento_gh.plan.model import (
-    ERROR,
     MARKERS,
     Field,
     MetaEntry,
     Phase,
     Plan,
     Problem,
+    Rule,
     Task,
 )
+from memento_gh.plan.rules import META_SECTION, SYNTAX
 
 _PHASE_HEADING = re.compile(r"Phase[ \t]+(\d+)\b[ \t]*(?:[:：.–—-][ \t]*)?(.*)$", re.IGNORECASE)
 _TASK_REST = re.compile(
@@ -213,7 +214,6 @@ class _Scanner:
             # An error: the tasks after it would be skipped without a word.
             self._problem(
                 self.code.opening.line,
-                ERROR,
                 f"this {what} is never closed, so nothing after it is read; "
                 f"close it with {self.code.opening.closer}",
             )
@@ -280,25 +280,22 @@ class _Scanner:
             if self.meta_line is not None:
                 self._problem(
                     number,
-                    ERROR,
                     f"a second ## Meta section (the first is at line "
                     f"{self.meta_line + 1}); merge them into one",
+                    META_SECTION,
                 )
             self.section = "meta"
             self.meta_line = number
         else:
             self.section = "other"
             if re.match(r"phase\b", text, re.IGNORECASE):
-                self._problem(
-                    number, ERROR, f"{text!r} is not a phase heading; write '## Phase N: Title'"
-                )
+                self._problem(number, f"{text!r} is not a phase heading; write '## Phase N: Title'")
 
     def _open_phase(self, number: int, phase_number: int, title: str) -> None:
         if phase_number in self.phase_numbers:
             first = self.phase_numbers[phase_number] + 1
             self._problem(
                 number,
-                ERROR,
                 f"Phase {phase_number} is declared twice (first at line {first}); "
                 "give each phase its own number",
             )
@@ -340,30 +337,29 @@ class _Scanner:
         value = raw.strip()
         if key == "parallel":
             if self.phase.parallel is not None:
-                self._problem(number, ERROR, f"{self.phase_name()} sets parallel twice")
+                self._problem(number, f"{self.phase_name()} sets parallel twice")
             if value.lower() in ("true", "yes"):
                 self.phase.parallel = True
             elif value.lower() in ("false", "no"):
                 self.phase.parallel = False
             else:
-                self._problem(number, ERROR, f"parallel must be true or false, not {value!r}")
+                self._problem(number, f"parallel must be true or false, not {value!r}")
             return
         if key == "review":
             self._review(number, value)
             return
         if self.phase.depends_line is not None:
-            self._problem(number, ERROR, f"{self.phase_name()} sets depends twice")
+            self._problem(number, f"{self.phase_name()} sets depends twice")
         self.phase.depends_line = number
         self.phase.depends = self._phase_depends(number, value)
 
     def _review(self, number: int, value: str) -> None:
         assert self.phase is not None
         if self.phase.review_line is not None:
-            self._problem(number, ERROR, f"{self.phase_name()} sets review twice")
+            self._problem(number, f"{self.phase_name()} sets review twice")
         if value.lower() not in REVIEW_VALUES:
             self._problem(
                 number,
-                ERROR,
                 f"review must be true, false or approved, not {value!r}; write "
                 "'<!-- review: true -->' to end the phase in a review gate",
             )
@@ -380,7 +376,6 @@ class _Scanner:
             if match is None:
                 self._problem(
                     number,
-                    ERROR,
                     f"depends: {part.strip()!r} is not a phase; write "
                     "'<!-- depends: Phase 1, Phase 2 -->' or '<!-- depends: none -->'",
                 )
@@ -454,12 +449,11 @@ class _Scanner:
             if match is not None:
                 self._problem(
                     number,
-                    ERROR,
                     "this task is not inside a phase; move it under a '## Phase N: Title' heading",
                 )
             return
         if ordered:
-            self._problem(number, ERROR, "write tasks as bullet items ('- [ ] ...'), not numbered")
+            self._problem(number, "write tasks as bullet items ('- [ ] ...'), not numbered")
             return
         marker = content[1]
         if marker == "X":
@@ -467,7 +461,6 @@ class _Scanner:
         if marker not in MARKERS:
             self._problem(
                 number,
-                ERROR,
                 # quoted: the marker may be a control character that would split the line
                 f"unknown status marker {content[:3]!r}; use [ ] pending, "
                 "[x] done, [!] blocked, [~] running or [-] skipped",
@@ -476,7 +469,6 @@ class _Scanner:
         if match is None:
             self._problem(
                 number,
-                ERROR,
                 "malformed task line; write '- [ ] `T-101` [MODULE:name] description'",
             )
             return
@@ -490,14 +482,13 @@ class _Scanner:
         if not _TASK_ID.fullmatch(task_id):
             self._problem(
                 number,
-                ERROR,
                 f"task ID {task_id!r} must start with a letter and hold only "
                 "letters, digits, '.', '_' and '-' (e.g. T-101)",
             )
             return
         description = description.strip()
         if description.startswith("[MODULE"):
-            self._problem(number, ERROR, "malformed module tag; write [MODULE:name] with no spaces")
+            self._problem(number, "malformed module tag; write [MODULE:name] with no spaces")
         self.phase.task_ids.append(task_id)
         self.task = _OpenTask(
             task_id,
@@ -532,7 +523,6 @@ class _Scanner:
         first = self.task.fields[key].line + 1
         self._problem(
             number,
-            ERROR,
             f"{self.task.id} has a second {key!r} line (first at line {first}); keep one",
         )
 
@@ -545,7 +535,9 @@ class _Scanner:
         if key in self.meta:
             first = self.meta[key].line + 1
             self._problem(
-                number, ERROR, f"Meta key {key!r} appears twice (first at line {first}); keep one"
+                number,
+                f"Meta key {key!r} appears twice (first at line {first}); keep one",
+                META_SECTION,
             )
             return
         self.meta[key] = MetaEntry(key, found[1], number, found[2], found[3])
@@ -570,8 +562,8 @@ class _Scanner:
         )
         self.task = None
 
-    def _problem(self, number: int, severity: str, message: str) -> None:
-        self.problems.append(Problem(number + 1, severity, message))
+    def _problem(self, number: int, message: str, rule: Rule = SYNTAX) -> None:
+        self.problems.append(rule.problem(number + 1, message))
 
 
 def read_plain_field(line: str, indent_width: int) -> tuple[str, str, int, int] | None:

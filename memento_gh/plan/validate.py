@@ -1,22 +1,21 @@
-"""The plan's rules, as a pure function from a parsed plan to problems."""
+"""The plan's rules (``plan/rules.py``), checked: a pure function from a parsed plan to
+problems, each made by the rule it enforces."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from memento_gh.durations import parse_duration
-from memento_gh.plan import spend, values
+from memento_gh.plan import rules, spend, values
 from memento_gh.plan.meta import COUNTER_KEYS, check_meta_value
 from memento_gh.plan.model import (
     DONE,
-    ERROR,
     PENDING,
     REQUIRED_FIELDS,
     RUNNING,
     TASK_FIELDS,
-    WARNING,
     Phase,
     Plan,
     Problem,
@@ -36,43 +35,6 @@ _FIELD_READERS: Mapping[str, Callable[[str], Any]] = {
     "spend": spend.parse_spend,
     "model": values.parse_model,
 }
-
-
-class Rule(NamedTuple):
-    """One rule the checks below enforce, as a sentence for whoever writes a plan (the
-    architect's prompt is made from this table, ``plan/guide.py``)."""
-
-    severity: str
-    text: str
-
-
-#: The rules of a plan, in the order the checks below run. A check added here is a rule
-#: added to the table: ``tests/plan/test_guide.py`` holds the two side by side.
-RULES = (
-    Rule(ERROR, "the plan has a `## Meta` section of `- key: value` lines, known keys only"),
-    Rule(ERROR, "every Meta value reads as its key says (the Meta keys above)"),
-    Rule(
-        WARNING,
-        "every phase has a `<!-- depends: none -->` or `<!-- depends: Phase 1 -->` line "
-        "under its heading, and depends only on phases that exist",
-    ),
-    Rule(ERROR, "every task has its own ID (`T-101`); no ID appears twice"),
-    Rule(
-        ERROR,
-        "every task needs a `"
-        + "` line and a `".join(f"{key}:" for key in REQUIRED_FIELDS)
-        + "` line: a command whose exit code 0 proves the task done, and the files the "
-        "agent may read and change",
-    ),
-    Rule(ERROR, "every field value reads: verify is one `inline code` span, lists are [a, b]"),
-    Rule(WARNING, "a task has no field but the task fields above"),
-    Rule(ERROR, "a task depends only on other tasks of the plan, never on itself"),
-    Rule(WARNING, "every task names its module: `[MODULE:name]` right after its ID"),
-    Rule(ERROR, "a [~] running task has a `claimed:` line (the engine writes it)"),
-    Rule(WARNING, "a pending task has retries left (below max_retries)"),
-    Rule(ERROR, "no dependency cycle among phases and tasks"),
-    Rule(WARNING, "total_tasks and completed_tasks agree with the tasks (the engine counts)"),
-)
 
 
 @functools.lru_cache(maxsize=4)
@@ -108,29 +70,30 @@ def validate_plan(plan: Plan, modules: Collection[str] | None = None) -> list[Pr
 
 def _meta_problems(plan: Plan) -> Iterator[Problem]:
     if plan.meta_line is None:
-        yield Problem(1, ERROR, "the plan has no '## Meta' section; add one (see `memento init`)")
+        yield rules.META_SECTION.problem(
+            1, "the plan has no '## Meta' section; add one (see `memento init`)"
+        )
         return
     for entry in plan.meta.values():
         message = check_meta_value(entry.key, entry.value)
         if message:
-            yield Problem(entry.line + 1, ERROR, message)
+            yield rules.META_VALUES.problem(entry.line + 1, message)
 
 
 def _phase_problems(plan: Plan) -> Iterator[Problem]:
     numbers = {phase.number for phase in plan.phases}
     for phase in plan.phases:
         if phase.depends_line is None:
-            yield Problem(
+            yield rules.PHASE_DEPENDS_LINE.problem(
                 phase.line + 1,
-                WARNING,
                 f"{phase.name} has no '<!-- depends: ... -->' line, so it waits on no other "
                 "phase; add '<!-- depends: none -->' to say so",
             )
         for needed in phase.depends or ():
             if needed not in numbers:
                 line = phase.depends_line if phase.depends_line is not None else phase.line
-                yield Problem(
-                    line + 1, ERROR, f"{phase.name} depends on Phase {needed}, which does not exist"
+                yield rules.PHASE_DEPENDS_EXIST.problem(
+                    line + 1, f"{phase.name} depends on Phase {needed}, which does not exist"
                 )
 
 
@@ -163,9 +126,8 @@ def _task_problems(plan: Plan, modules: Collection[str] | None) -> list[Problem]
 
 
 def _duplicate_id(task: Task, first: Task) -> Problem:
-    return Problem(
+    return rules.UNIQUE_IDS.problem(
         task.line + 1,
-        ERROR,
         f"duplicate task ID {task.id} (first at line {first.line + 1}); give every task its own ID",
     )
 
@@ -190,23 +152,21 @@ def _value_problems(task: Task) -> list[Problem]:
             continue
         message = _read_value(key, raw)
         if message:
-            found.append(Problem(field.line + 1, ERROR, f"{task.id} {key}: {message}"))
+            found.append(rules.VALUES.problem(field.line + 1, f"{task.id} {key}: {message}"))
     return found
 
 
 def _unclaimed(task: Task) -> Problem:
-    return Problem(
+    return rules.CLAIMED.problem(
         task.line + 1,
-        ERROR,
         f"{task.id} is [~] running but has no 'claimed: <time> <worker>' line; "
         "set it back to [ ] if no worker runs it",
     )
 
 
 def _out_of_retries(task: Task, max_retries: int) -> Problem:
-    return Problem(
+    return rules.RETRIES_LEFT.problem(
         task.line + 1,
-        WARNING,
         f"{task.id} has used {task.retries} of {max_retries} retries and will not "
         "be picked; set retries to 0 to try again, or mark it [!]",
     )
@@ -223,9 +183,8 @@ def _retries(task: Task) -> int:
 
 def _missing_fields(task: Task) -> list[Problem]:
     return [
-        Problem(
+        rules.REQUIRED.problem(
             task.line + 1,
-            ERROR,
             f"{task.id} has no '{key}:' line; every task needs one "
             + (
                 "(a command whose exit code 0 proves it done)"
@@ -243,7 +202,7 @@ def _unknown_field(key: str, line: int) -> Problem:
 
     close = difflib.get_close_matches(key, TASK_FIELDS, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    return Problem(line + 1, WARNING, f"unknown task field {key!r}{hint}")
+    return rules.KNOWN_FIELDS.problem(line + 1, f"unknown task field {key!r}{hint}")
 
 
 def _dependency_and_claim_problems(plan: Plan, task: Task) -> list[Problem]:
@@ -253,20 +212,17 @@ def _dependency_and_claim_problems(plan: Plan, task: Task) -> list[Problem]:
         line = fields["depends"].line + 1
         for needed in task.depends:
             if needed == task.id:
-                found.append(Problem(line, ERROR, f"{task.id} depends on itself"))
+                found.append(rules.TASK_DEPENDS.problem(line, f"{task.id} depends on itself"))
             elif plan.task(needed) is None:
                 found.append(
-                    Problem(
-                        line,
-                        ERROR,
-                        f"{task.id} depends on {needed}, which is not a task in this plan",
+                    rules.TASK_DEPENDS.problem(
+                        line, f"{task.id} depends on {needed}, which is not a task in this plan"
                     )
                 )
     if "claimed" in fields and task.marker != RUNNING:
         found.append(
-            Problem(
+            rules.CLAIM_ONLY_RUNNING.problem(
                 fields["claimed"].line + 1,
-                WARNING,
                 f"{task.id} has a 'claimed:' line but is not [~]; remove the line",
             )
         )
@@ -293,18 +249,16 @@ def _module_problems(task: Task, modules: Collection[str] | None) -> Iterator[Pr
     if task.module is None:
         # A tag the scanner could not read ("[MODULE: db]") is reported there already.
         if not task.description.startswith("[MODULE"):
-            yield Problem(
+            yield rules.MODULE_NAMED.problem(
                 task.line + 1,
-                WARNING,
                 f"{task.id} names no module; add [MODULE:name] after the ID so the worker "
                 "gets its entry from PROJECT_MAP.md",
             )
     elif not task.module:
-        yield Problem(task.line + 1, ERROR, f"{task.id} has an empty [MODULE:] tag")
+        yield rules.MODULE_NOT_EMPTY.problem(task.line + 1, f"{task.id} has an empty [MODULE:] tag")
     elif modules is not None and task.module not in modules:
-        yield Problem(
+        yield rules.MODULE_REGISTERED.problem(
             task.line + 1,
-            WARNING,
             f"[MODULE:{task.module}] is not registered in PROJECT_MAP.md; add a "
             f"'### [MODULE:{task.module}]' section there",
         )
@@ -345,7 +299,9 @@ def _cycle_problems(plan: Plan) -> Iterator[Problem]:
         )
         edges.extend(first[n].name for n in phase.depends or () if n in first)
     for cycle in _find_cycles(graph):
-        yield Problem(_cycle_line(plan, cycle), ERROR, "dependency cycle: " + " → ".join(cycle))
+        yield rules.NO_CYCLES.problem(
+            _cycle_line(plan, cycle), "dependency cycle: " + " → ".join(cycle)
+        )
 
 
 def _cycle_line(plan: Plan, cycle: list[str]) -> int:
@@ -443,9 +399,8 @@ def counter_problems(plan: Plan) -> Iterator[Problem]:
         entry = plan.meta.get(key)
         if entry is None or entry.value.strip() == str(truth[key]):
             continue
-        yield Problem(
+        yield rules.COUNTERS.problem(
             entry.line + 1,
-            WARNING,
             f"{key} says {entry.value.strip()!r} but the plan has {truth[key]}; "
             "`memento validate --fix` rewrites it",
         )

@@ -21,7 +21,7 @@ import pytest
 from memento_gh.cron import line as crontab
 from testing.agents import scripted_command
 from testing.browser import start_dashboard
-from testing.ticks import Completed, Project, good, make_project
+from testing.ticks import Completed, Project, good, make_project, one_phase, plan_of, task
 
 THEIRS = (
     b"SHELL=/bin/sh\n"
@@ -210,10 +210,10 @@ def cron_command(line: str) -> str:
     return command.replace("\\%", "%")
 
 
-def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -> None:
-    # A folder name the shell must have quoted and cron must not cut at its %.
-    project = make_project(tmp_path / "it's 100% mine")
-    project.script({"T-101": good("T-101")})
+def run_as_cron(project: Project, **env: str) -> subprocess.CompletedProcess[str]:
+    """``memento schedule install``, then its line run as cron runs it: by ``sh -c`` in
+    cron's own environment (no PATH worth the name, no virtualenv, in the home folder),
+    plus ``env``."""
     done = project.memento(
         "schedule",
         "install",
@@ -225,16 +225,15 @@ def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -
     )
     assert done.returncode == 0, done.stderr
     [line] = our_lines(project.outside / "crontab", project)
-
-    # cron's own environment: no PATH worth the name, no virtualenv, in the home folder
     cron_env = {
         "HOME": str(project.outside),
         "SHELL": "/bin/sh",
         "PATH": "/usr/bin:/bin",
         "MEMENTO_FAKE_SCRIPT": str(project.script_path),
         "MEMENTO_FAKE_STATE": str(project.outside / "runs.json"),
+        **env,
     }
-    ran = subprocess.run(
+    return subprocess.run(
         ["/bin/sh", "-c", cron_command(line)],
         cwd=project.outside,
         env=cron_env,
@@ -243,6 +242,14 @@ def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -
         check=False,
         timeout=60,
     )
+
+
+def test_the_installed_line_ticks_the_repository_as_cron_would(tmp_path: Path) -> None:
+    # A folder name the shell must have quoted and cron must not cut at its %.
+    project = make_project(tmp_path / "it's 100% mine")
+    project.script({"T-101": good("T-101")})
+
+    ran = run_as_cron(project)
 
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "", "")
     assert project.marker("T-101") == "x"
@@ -333,3 +340,24 @@ def test_the_dashboard_without_cron_has_no_schedule(project: Project, tmp_path: 
 
     assert answer.status == 200
     assert answer.json()["schedule"] is None
+
+
+#: Text in a common key's shape, and a value cron's environment holds under a secret's name.
+SHAPED_KEY = "sk-ant-api03-" + "Q7" * 20
+PLANTED = "planted-deploy-secret-4711"
+
+
+@pytest.mark.timeout(120)
+def test_a_credential_the_tick_prints_never_reaches_cron_log(tmp_path: Path) -> None:
+    """A failing verify's first output line is printed in the tick's report, which the
+    crontab line appends to logs/cron.log."""
+    verify = f"`echo {SHAPED_KEY} {PLANTED}; exit 1`"
+    project = make_project(tmp_path, plan_of([one_phase(task("T-101", verify=verify))]))
+    project.script({"T-101": good("T-101")})
+
+    ran = run_as_cron(project, DEPLOY_TOKEN=PLANTED)
+
+    assert ran.returncode == 0, ran.stderr
+    log = (project.root / "logs" / "cron.log").read_text(encoding="utf-8")
+    assert "T-101 failed" in log and "*** ***" in log
+    assert SHAPED_KEY[:20] not in log and PLANTED not in log

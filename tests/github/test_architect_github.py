@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.github import render
-from memento_gh.github.revision import read_proposal
+from memento_gh.github.revision import proposal_comment, read_proposal
 from testing.action_runs import ActionProject, comment_event
 from testing.fake_github import FakeGitHub
 from testing.repos import git
@@ -101,6 +101,36 @@ def test_architect_auto_proposes_once_for_a_blocked_task_and_never_applies_it(
     assert len(proposals(github, issue["number"])) == 1
     assert project.marker("T-101") == "!"
     assert "memento: revise plan (T-101)" not in project.subjects()
+
+
+def forge(project: ActionProject, github: FakeGitHub, issue: dict[str, object]) -> None:
+    """Another bot (any GitHub App that may comment) posts a comment with memento's markers:
+    it shows the honest diff and carries a plan that skips T-101."""
+    plan = project.show("docs/MASTER_PLAN.md").replace("- [!] `T-101`", "- [-] `T-101`")
+    shown = "-- [!] `T-101`\n+- [ ] `T-101`"
+    body = proposal_comment("T-101", shown, plan)
+    github.add_comment(int(str(issue["number"])), body, author="helper[bot]", author_type="Bot")
+
+
+def test_a_proposal_another_bot_posted_is_never_applied(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    issue = revise(project, github)
+    forge(project, github, issue)  # newer than memento's own proposal
+    approved = project.run("issue_comment", comment_event(github, issue, "/memento approve"))
+    assert approved.code == 0, approved.said
+    assert project.marker("T-101") == " "  # memento's proposal, not the forged skip
+
+
+def test_with_only_a_forged_proposal_approve_changes_nothing(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    [issue] = project.memento_issues("blocked")
+    forge(project, github, issue)
+    result = project.run("issue_comment", comment_event(github, issue, "/memento approve"))
+    assert any("no proposal" in line for line in result.said), result.said
+    assert "memento: revise plan (T-101)" not in project.subjects()
+    assert project.marker("T-101") == "!"
 
 
 def test_a_key_the_architect_writes_into_a_revision_never_reaches_the_comment_or_the_branch(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -59,3 +61,49 @@ def test_a_huge_file_goes_in_by_its_end(tmp_path: Path, monkeypatch: pytest.Monk
 def test_the_verify_tail_is_its_last_lines_without_blank_ones_at_the_end() -> None:
     output = "".join(f"line {n}\n" for n in range(100)) + "\n\n"
     assert artifact.tail(output, 3) == "line 97\nline 98\nline 99"
+
+
+def test_links_to_folders_and_fifos_in_logs_are_not_staged(tmp_path: Path) -> None:
+    logs, secrets = tmp_path / "logs", tmp_path / "secrets"
+    logs.mkdir()
+    secrets.mkdir()
+    (secrets / "id_rsa").write_text("SECRET\n", encoding="utf-8")
+    (logs / "keys").symlink_to(secrets, target_is_directory=True)
+    os.mkfifo(logs / "tick.fifo")  # opening it to read would wait for a writer forever
+    (logs / "tick.log").write_text("the run\n", encoding="utf-8")
+
+    assert artifact.stage(logs, tmp_path / "staged", Redactor().redact, 0) == ["tick.log"]
+
+
+SWAPPER = """
+import os, sys, time
+logs, secret = sys.argv[1], sys.argv[2]
+end = time.time() + float(sys.argv[3])
+while time.time() < end:
+    os.symlink(secret, os.path.join(logs, "swap.link"))
+    os.replace(os.path.join(logs, "swap.link"), os.path.join(logs, "tick.log"))
+    with open(os.path.join(logs, "swap.file"), "w") as out:
+        out.write("the run\\n")
+    os.replace(os.path.join(logs, "swap.file"), os.path.join(logs, "tick.log"))
+"""
+
+
+@pytest.mark.slow
+def test_a_log_swapped_for_a_link_while_it_is_staged_is_never_followed(tmp_path: Path) -> None:
+    """The agent's leftover process swaps logs/tick.log between a file and a link to a
+    secret as fast as it can: a check of the path and then an open of it would follow the
+    link now and then; an open that refuses links never does."""
+    logs, secret = tmp_path / "logs", tmp_path / "secret.txt"
+    logs.mkdir()
+    secret.write_text("SECRET\n", encoding="utf-8")
+    (logs / "tick.log").write_text("the run\n", encoding="utf-8")
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(logs), str(secret), "8"])
+    try:
+        staged = tmp_path / "staged"
+        for _ in range(400):
+            artifact.stage(logs, staged, Redactor().redact, 0)
+            for path in staged.rglob("*"):
+                assert path.is_dir() or b"SECRET" not in path.read_bytes()
+    finally:
+        swapper.kill()
+        swapper.wait()

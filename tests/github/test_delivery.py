@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from memento_gh.errors import UserError
-from memento_gh.github import action
+from memento_gh.github import action, pulls
 from testing.action_runs import (
     ActionProject,
     BusyGitHub,
@@ -437,3 +438,35 @@ def test_the_body_says_what_the_work_cost_so_far(
     assert project.run("schedule").code == 0
     [pull] = open_pulls(github)
     assert "**Spend:** \\$0.0247, 3,895 tokens so far" in pull["body"]
+
+
+def open_pull_by_hand(github: FakeGitHub, body: str) -> int:
+    """alice opens a pull request from memento's branch to the base herself, on GitHub."""
+    github.add_token("alice-token-0123456789", "alice")
+    answer = requests.post(
+        f"{github.url}/repos/{github.repository}/pulls",
+        json={"title": "Ship memento's work", "head": "memento", "base": "main", "body": body},
+        headers={"Authorization": "token alice-token-0123456789"},
+        timeout=10,
+    )
+    answer.raise_for_status()
+    return int(answer.json()["number"])
+
+
+def test_a_pull_request_a_person_opened_from_the_branch_is_adopted_keeping_their_text(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    project.script({"T-101": good("T-101")})
+    assert project.run("schedule", env={"MEMENTO_PULL_REQUEST": "off"}).code == 0
+    theirs = "Please look at the API first.\n\n- [ ] docs checked"
+    number = open_pull_by_hand(github, theirs)
+    tick(project, "T-102")
+    [pull] = open_pulls(github)
+    assert pull["number"] == number
+    assert pull["body"].startswith(pulls.PULL_MARKER)
+    assert "T-102" in pull["body"] and pull["body"].rstrip().endswith(theirs)
+    assert "memento" in [label["name"] for label in pull["labels"]]
+    tick(project, "T-103")  # later runs edit memento's part and keep the person's
+    [pull] = open_pulls(github)
+    assert pull["number"] == number and "T-103" in pull["body"]
+    assert pull["body"].rstrip().endswith(theirs)

@@ -80,3 +80,41 @@ def test_a_conflict_opens_one_issue_and_a_clean_merge_closes_it() -> None:
     assert isinstance(reply, reconcile.Reply)
     assert close == reconcile.Edit(4, state="closed", state_reason="completed")
     assert pulls.conflict_operations(None, [issue._replace(state="closed")]) == []
+
+
+def test_a_pull_request_opened_by_hand_is_taken_over_with_its_text_below() -> None:
+    create = pulls.pull_operation([], view(), "draft")
+    assert isinstance(create, pulls.CreatePull)
+    theirs = Pull(7, "Looks good?\r\n\n<!-- their own -->", url="http://x/pull/7")
+    adopted = pulls.adoption(theirs, create)
+    assert adopted == pulls.AdoptPull(
+        7,
+        "http://x/pull/7",
+        f"{create.body}\n{pulls.TEXT_MARKER}\nLooks good?\r\n\n<!-- their own -->\n",
+    )
+    assert pulls.is_memento_pull(adopted.body)
+    # Later runs rewrite memento's part only; their text, edited since, stays as they left it.
+    edited = adopted.body.replace("Looks good?", "Looks good now")
+    later = pulls.pull_operation(
+        [Pull(7, edited)],
+        view(commits=[*COMMITS, ("d" * 40, "memento: complete T-102 B")]),
+        "draft",
+    )
+    assert isinstance(later, pulls.EditPull)
+    assert later.body.endswith(f"\n{pulls.TEXT_MARKER}\nLooks good now\r\n\n<!-- their own -->\n")
+    assert (
+        pulls.pull_operation(
+            [Pull(7, later.body)],
+            view(commits=[*COMMITS, ("d" * 40, "memento: complete T-102 B")]),
+            "draft",
+        )
+        is None
+    )
+
+
+def test_taking_over_an_empty_or_unlisted_memento_pull_request_writes_memento_s_body() -> None:
+    create = pulls.pull_operation([], view(), "draft")
+    assert isinstance(create, pulls.CreatePull)
+    assert pulls.adoption(Pull(3, ""), create).body == create.body
+    # memento's own, made by a run that died before labelling it: not quoted into itself.
+    assert pulls.adoption(Pull(3, create.body), create).body == create.body

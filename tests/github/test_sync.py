@@ -545,3 +545,16 @@ def test_an_issue_is_read_as_it_is_now(fake: FakeGitHub) -> None:
     github.edit_issue(made["number"], body="v1")
 
     assert github.issue(made["number"]).body == "v1"
+
+
+def test_own_login_names_the_tokens_user_and_asks_once(fake: FakeGitHub) -> None:
+    fake.add_user("helper[bot]", "Bot")
+    fake.add_token("app-token-5678", "helper[bot]")
+    fake.add_token("alice-token-5678", "alice")
+    workflow = connect(fake)
+
+    assert workflow.own_login() == "github-actions[bot]"
+    assert workflow.own_login() == "github-actions[bot]"
+    assert workflow.requests == 1
+    assert connect(fake, token="app-token-5678").own_login() == "helper[bot]"
+    assert connect(fake, token="alice-token-5678").own_login() == "alice"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memento_gh.plan.model import ERROR, Plan, Problem
+from memento_gh.plan.model import ERROR, Plan
+from memento_gh.plan.rules import SYNTAX
 from memento_gh.plan.scanner import parse, split_lines
 from testing.plans import SEED_PLAN, large_plan, phase_block, plan_text, task_block
 
@@ -517,10 +518,8 @@ def test_an_unclosed_block_is_a_problem_at_its_opening_line(
 
     assert ids(plan) == ["T-1"]
     assert plan.problems == (
-        Problem(
-            6,
-            ERROR,
-            f"this {what} is never closed, so nothing after it is read; close it with {closer}",
+        SYNTAX.problem(
+            6, f"this {what} is never closed, so nothing after it is read; close it with {closer}"
         ),
     )
 

@@ -612,7 +612,7 @@ def test_graphql_gives_the_body_and_its_revisions_newest_first(fake: FakeGitHub)
 @pytest.mark.parametrize(
     ("query", "variables", "says"),
     [
-        ("{ viewer { login } }", {}, "Field 'viewer' doesn't exist on type 'Query'"),
+        ("{ organization { login } }", {}, "Field 'organization' doesn't exist on type 'Query'"),
         (
             'query { repository(owner: "acme", name: "shop") { issue(number: 1) { nope } } }',
             {},

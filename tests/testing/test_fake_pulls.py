@@ -147,3 +147,11 @@ def test_pull_request_endpoints_take_injected_faults(repo: Repository, fake: Fak
         repo.create_pull(base="main", head="memento", title="m", body="")
     assert len(fake.pulls()) == 1  # created, though the answer was an error
     assert fake.request_count("POST", "pulls") == 1
+
+
+def test_adding_a_label_to_a_pull_request_keeps_its_labels(repo: Repository) -> None:
+    made = repo.create_pull(base="main", head="memento", title="memento", body="")
+    issue = repo.get_issue(made.number)
+    issue.add_to_labels("bug")
+    issue.add_to_labels("memento")
+    assert [label.name for label in repo.get_issue(made.number).labels] == ["bug", "memento"]
