@@ -456,7 +456,9 @@ class SharedBranch:
         head = f"refs/heads/{self.branch}"
         refs = [RESULTS + name for name in names]
         asked = [head, *refs] if branch else refs
-        done = gitrun.run(self.top, "ls-remote", url, *asked, env=self.endpoint.auth(url), timeout=30)
+        done = gitrun.run(
+            self.top, "ls-remote", url, *asked, env=self.endpoint.auth(url), timeout=30
+        )
         if done.returncode != 0:
             return True  # the fetch that follows says why
         there = {}
