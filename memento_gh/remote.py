@@ -509,6 +509,10 @@ class SharedBranch:
         )
         if done.returncode != 0:
             raise _network_failure("push a result to", self.endpoint, url, done)
+        # What the remote's ref now holds is known without a fetch: a waiting worker fetches
+        # once the ref moves from it, not to read back its own post.
+        gitrun.check(self.top, "update-ref", self.fetched + name, sha)
+        self._posted = None
         return sha
 
     def withdraw(self, posted: str, name: str, message: str) -> bool:

@@ -232,8 +232,9 @@ class PoolBranch:
         when it did not (one ``git ls-remote``), unless the worker whose turn it was kept
         still past ``PATIENCE``. Other workers' posts alone change nothing here.
 
-        The worker whose turn it is to record watches the branch and its own ref: the push
-        that records its post moves both. The others watch their own ref, which that push
+        The worker whose turn it is to record fetches at once, then watches the branch and
+        its own ref: the push that records its post moves both. The others watch their own
+        ref (as this worker posted it: no fetch to read that back), which that push
         moves too, and the recording worker's, which it moves once it is done (the turn may
         pass to them then), but not the branch: with twenty workers it moves every second,
         and a fetch each time it does, in every waiting worker, was most of the pool's CPU."""
@@ -241,6 +242,9 @@ class PoolBranch:
         if rounds <= PATIENCE:
             recorder = self._recorder()
             mine = recorder in (None, self.ref_name)
+            if mine and rounds == 1:
+                self._refresh()  # its first round records every post there is now
+                return True
             watched = [self.ref_name] if mine or recorder is None else [self.ref_name, recorder]
             if not self.remote.moved(watched, branch=mine):
                 return False
