@@ -546,6 +546,7 @@ class BusyBranch(SharedBranch):
         super().refresh()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_waiting_worker_whose_turn_it_is_not_fetches_only_when_its_turn_may_come(
     pool: Pool,
@@ -566,6 +567,7 @@ def test_a_waiting_worker_whose_turn_it_is_not_fetches_only_when_its_turn_may_co
     assert pool.runs() == {FIRST: 1, SECOND: 1}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_worker_left_without_a_task_still_lands_the_results_it_recorded(
     tmp_path: Path,
