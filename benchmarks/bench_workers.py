@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import sys
 import tempfile
@@ -60,6 +61,7 @@ class Measured(NamedTuple):
     pushes: list[int]  # per result
     dropped: int
     load: float  # the highest 1-minute load average seen
+    cpu: float  # seconds of CPU the workers and their children used, all together
 
 
 class Load:
@@ -92,10 +94,11 @@ def measure(workers: int, tasks: int, agent_seconds: float, memento: Path) -> Me
             agent_seconds=agent_seconds,
             memento=[str(memento)],
         )
-        started = time.perf_counter()
+        started, before = time.perf_counter(), children_cpu()
         with Load() as load:
             outputs = pool.run_all(timeout=tasks * (agent_seconds + 10) + 60)
         elapsed = time.perf_counter() - started
+        cpu = children_cpu() - before
         history = pool.history()
         completed = sum(1 for task in pool.plan().tasks if task.marker == "x")
         runs = pool.runs()
@@ -109,7 +112,15 @@ def measure(workers: int, tasks: int, agent_seconds: float, memento: Path) -> Me
             [int(found) for out in outputs for found in PUSHES.findall(out)],
             sum(out.count("unpublished") for out in outputs),
             load.peak,
+            cpu,
         )
+
+
+def children_cpu() -> float:
+    """CPU seconds (user and system) of the waited-for children so far: the workers, and
+    through them their git processes and agents."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,9 +160,9 @@ def report(
     print()
     print(
         "| workers | time | tasks/s | x 1 worker | completed | double runs | dropped "
-        "| pushes per result (median / mean / max) | peak load |"
+        "| pushes per result (median / mean / max) | CPU per task | peak load |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     failed = False
     for count in sizes:
         runs = results[count]
@@ -165,6 +176,7 @@ def report(
             f"| {count} | {seconds(count):.1f} s | {args.tasks / seconds(count):.2f} "
             f"| {base / seconds(count):.2f} | {completed}/{tasks} | {doubles} | {dropped} "
             f"| {statistics.median(pushes):g} / {statistics.mean(pushes):.1f} / {max(pushes)} "
+            f"| {statistics.median(m.cpu for m in runs) / tasks:.2f} s "
             f"| {max(m.load for m in runs):.1f} |"
         )
     largest = sizes[-1]

@@ -390,6 +390,9 @@ class SharedBranch:
         #: Result refs to move with the next push, as (name, new sha, old sha): each result
         #: recorded on the commits in hand, noted as recorded.
         self.marks: list[tuple[str, str, str]] = []
+        #: The result refs as last fetched, read once per fetch: a waiting worker asks for
+        #: them several times a round.
+        self._posted: list[Posted] | None = None
 
     @classmethod
     def for_current_branch(cls, root: Path, *, remote: str = "origin") -> SharedBranch:
@@ -445,23 +448,28 @@ class SharedBranch:
             if self.tip is not None:
                 gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
 
-    def moved(self, name: str) -> bool:
-        """The remote's branch, or the result ref ``name``, is not as last fetched, which
-        one ``git ls-remote`` tells (cheaper than a fetch: no objects are asked for)."""
+    def moved(self, names: Sequence[str], *, branch: bool = True) -> bool:
+        """The remote's branch (unless ``branch`` is False), or one of the result refs
+        ``names``, is not as last fetched, which one ``git ls-remote`` tells (cheaper than a
+        fetch: no objects are asked for)."""
         url = self.endpoint.fetch_url
-        branch, ref = f"refs/heads/{self.branch}", RESULTS + name
+        head = f"refs/heads/{self.branch}"
+        refs = [RESULTS + name for name in names]
+        asked = [head, *refs] if branch else refs
         done = gitrun.run(
-            self.top, "ls-remote", url, branch, ref, env=self.endpoint.auth(url), timeout=30
+            self.top, "ls-remote", url, *asked, env=self.endpoint.auth(url), timeout=30
         )
         if done.returncode != 0:
             return True  # the fetch that follows says why
         there = {}
         for line in os.fsdecode(done.stdout).splitlines():
             sha, _, listed = line.partition("\t")
-            if listed in (branch, ref):
+            if listed in asked:
                 there[listed] = sha
-        fetched = gitrun.output(self.top, "rev-parse", "-q", "--verify", self.fetched + name)
-        return there.get(branch) != self.tip or there.get(ref) != (fetched or None)
+        if branch and there.get(head) != self.tip:
+            return True
+        fetched = {posted.name: posted.sha for posted in self.posted()}
+        return any(there.get(RESULTS + name) != fetched.get(name) for name in names)
 
     def publish(self) -> bool:
         """Push HEAD once, fast-forward only, with the result refs it records noted as
@@ -477,6 +485,7 @@ class SharedBranch:
             for name, new, _ in self.marks:
                 gitrun.check(self.top, "update-ref", self.fetched + name, new)
             self.marks = []
+            self._posted = None
         return landed
 
     def post_result(self, name: str, tree_of: str, parent: str, message: str) -> str:
@@ -500,6 +509,10 @@ class SharedBranch:
         )
         if done.returncode != 0:
             raise _network_failure("push a result to", self.endpoint, url, done)
+        # What the remote's ref now holds is known without a fetch: a waiting worker fetches
+        # once the ref moves from it, not to read back its own post.
+        gitrun.check(self.top, "update-ref", self.fetched + name, sha)
+        self._posted = None
         return sha
 
     def withdraw(self, posted: str, name: str, message: str) -> bool:
@@ -530,15 +543,17 @@ class SharedBranch:
 
     def posted(self) -> list[Posted]:
         """The result refs as last fetched: each worker's last posted result or note."""
-        fields = "%(refname)%00%(objectname)%00%(parent)%00%(contents)%01"
-        out = gitrun.output(self.top, "for-each-ref", f"--format={fields}", self.fetched)
-        found = []
-        for entry in out.split("\x01"):
-            parts = entry.lstrip("\n").split("\0", 3)
-            if len(parts) == 4:
-                ref, sha, parent, message = parts
-                found.append(Posted(ref.removeprefix(self.fetched), sha, parent, message))
-        return found
+        if self._posted is None:
+            fields = "%(refname)%00%(objectname)%00%(parent)%00%(contents)%01"
+            out = gitrun.output(self.top, "for-each-ref", f"--format={fields}", self.fetched)
+            found = []
+            for entry in out.split("\x01"):
+                parts = entry.lstrip("\n").split("\0", 3)
+                if len(parts) == 4:
+                    ref, sha, parent, message = parts
+                    found.append(Posted(ref.removeprefix(self.fetched), sha, parent, message))
+            self._posted = found
+        return list(self._posted)
 
     def note(self, posted: Posted, message: str) -> None:
         """Move ``posted``'s ref with the next push to a note on top of it: it is recorded.
@@ -591,6 +606,7 @@ class SharedBranch:
         only what the remote holds is ever recorded); False when the remote has no such
         branch. The results waiting to be noted were for the commits fetched over."""
         self.marks = []
+        self._posted = None
         done = _run_fetch(
             self.top, self.endpoint, self.branch, f"+{RESULTS}*:{self.fetched}*", "--prune"
         )

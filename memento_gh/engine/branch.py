@@ -20,7 +20,7 @@ another worker recorded meanwhile is done without pushing again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -59,7 +59,7 @@ class Remote(Protocol):
     def posted(self) -> list[Posted]: ...
     def note(self, posted: Posted, message: str) -> None: ...
     def withdraw(self, posted: str, name: str, message: str) -> bool: ...
-    def moved(self, name: str) -> bool: ...
+    def moved(self, names: Sequence[str], *, branch: bool = True) -> bool: ...
 
 
 class LocalBranch:
@@ -206,10 +206,15 @@ class PoolBranch:
                 if not self._my_turn(rounds):
                     continue
                 pushes += 1
-                own = self._record_posted().get(self.ref_name)
+                recorded = self._record_posted()
+                own = recorded.get(self.ref_name)
                 claim = own if isinstance(own, Claim) else None
                 if claim is None:
-                    return self._withdraw(posted)  # no task left for it
+                    # No task left for it: what it recorded for the others lands all the
+                    # same, rather than wait for another worker's patience to run out.
+                    if recorded and self.remote.publish():
+                        self._published()
+                    return self._withdraw(posted)
                 if not self.remote.publish():
                     continue
                 self._published()
@@ -223,15 +228,34 @@ class PoolBranch:
         return self._withdraw(posted)
 
     def _poll(self, rounds: int) -> bool:
-        """Wait, then stand on the remote's tip if the branch or this worker's ref moved:
-        False when neither did (one ``git ls-remote``), unless the worker whose turn it was
-        kept still past ``PATIENCE``. Other workers' posts alone change nothing here: the
-        push that records this worker's post moves the branch."""
+        """Wait, then stand on the remote's tip if what this worker waits on moved: False
+        when it did not (one ``git ls-remote``), unless the worker whose turn it was kept
+        still past ``PATIENCE``. Other workers' posts alone change nothing here.
+
+        The worker whose turn it is to record fetches at once, then watches the branch and
+        its own ref: the push that records its post moves both. The others watch their own
+        ref (as this worker posted it: no fetch to read that back), which that push
+        moves too, and the recording worker's, which it moves once it is done (the turn may
+        pass to them then), but not the branch: with twenty workers it moves every second,
+        and a fetch each time it does, in every waiting worker, was most of the pool's CPU."""
         self.remote.wait(rounds + POLL_START, urgent=True)
-        if rounds <= PATIENCE and not self.remote.moved(self.ref_name):
-            return False
+        if rounds <= PATIENCE:
+            recorder = self._recorder()
+            mine = recorder in (None, self.ref_name)
+            if mine and rounds == 1:
+                self._refresh()  # its first round records every post there is now
+                return True
+            watched = [self.ref_name] if mine or recorder is None else [self.ref_name, recorder]
+            if not self.remote.moved(watched, branch=mine):
+                return False
         self._refresh()
         return True
+
+    def _recorder(self) -> str | None:
+        """The ref of the worker whose turn it is to record what waits, as last fetched
+        (None: nothing waits)."""
+        waiting = self._waiting()
+        return min(waiting) if waiting else None
 
     def _my_turn(self, rounds: int) -> bool:
         """Whether this worker records what is posted now. One push records it all, so of
@@ -239,8 +263,7 @@ class PoolBranch:
         poll until it lands; after ``PATIENCE`` rounds (several seconds) they do it too."""
         if rounds > PATIENCE:
             return True
-        waiting = self._waiting()
-        return not waiting or min(waiting) == self.ref_name
+        return self._recorder() in (None, self.ref_name)
 
     def _waiting(self) -> list[str]:
         """The refs whose posted result or request waits to be recorded: a push that does

@@ -523,3 +523,66 @@ def test_a_worker_killed_while_it_asked_for_a_task_has_that_attempt_counted(
     assert "died while running" in pool.show("docs/TICK_STATUS.md")
     assert pool.runs() == {FIRST: 1, SECOND: 1, THIRD: 1}
     assert pool.history().claims() == {FIRST: 1, SECOND: 2, THIRD: 1}
+
+
+class BusyBranch(SharedBranch):
+    """A real shared branch around which another clone pushes a commit of its own at each
+    of the first ``moves`` waits (instead of sleeping): the branch moves while this worker
+    waits. It counts the fetches that stand on the remote's tip again."""
+
+    def __init__(self, pool: Pool, index: int, moves: int) -> None:
+        super().__init__(pool.clones[index], branch=BRANCH, sleep=self._other_pushes)
+        self.pool = pool
+        self.moves = moves
+        self.refreshes = 0
+
+    def _other_pushes(self, seconds: float) -> None:
+        if self.moves > 0:
+            self.moves -= 1
+            push_edit(self.pool, 1, lambda root: None, "another worker's commit")
+
+    def refresh(self) -> None:
+        self.refreshes += 1
+        super().refresh()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_waiting_worker_whose_turn_it_is_not_fetches_only_when_its_turn_may_come(
+    pool: Pool,
+) -> None:
+    # Worker 0 posts its result and dies: it is first by name, so the turn to record is its.
+    tick_killed_after_posting(pool)
+    # Worker 2 asks the pool for a task and waits for worker 0, while the branch moves at
+    # each of its waits: neither its own ref nor worker 0's moved, so it does not fetch.
+    branch = BusyBranch(pool, 2, moves=6)
+
+    result = tick(pool, 2, branch)
+
+    # Not even to read back its own post: one fetch, once its patience ran out, when it
+    # records it all.
+    assert branch.refreshes == 1, branch.refreshes
+    assert [(o.task_id, o.outcome) for o in result.tasks] == [(SECOND, "success")]
+    assert pool.history().completions() == {FIRST: 1, SECOND: 1}
+    assert pool.runs() == {FIRST: 1, SECOND: 1}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_worker_left_without_a_task_still_lands_the_results_it_recorded(
+    tmp_path: Path,
+) -> None:
+    pool = Pool(tmp_path, pool_plan([(1, True)]), 3, agent_seconds=0)
+    tick_killed_after_posting(pool)  # worker 0's result for the only task waits, posted
+    branch = SharedBranch(pool.clones[1], branch=BRANCH, sleep=lambda seconds: None)
+
+    result = tick(pool, 1, branch)
+
+    # Worker 1 asked for a task, found none left once it recorded worker 0's result, and
+    # pushed that result before it took its request back.
+    assert result.tasks == ()
+    assert marker(remote_plan(pool), FIRST) == "x"
+    assert pool.history().completions() == {FIRST: 1}
+    assert pool.runs() == {FIRST: 1}
+    refs = git(pool.origin, "for-each-ref", "--format=%(refname) %(subject)", RESULTS)
+    assert f"{RESULTS}w0 memento: recorded {FIRST}" in refs
