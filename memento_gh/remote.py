@@ -329,19 +329,11 @@ def replace_branch(root: Path, endpoint: Endpoint, branch: str, expected: str) -
     ``expected`` there (``--force-with-lease``): "" when done, else why not."""
     top = _work_tree(root)
     head = _head(top) or ""
-    url = endpoint.push_url
-    done = gitrun.run(
+    done = _push(
         top,
-        "push",
-        "--porcelain",
-        "--no-verify",
-        "--no-follow-tags",
-        "--recurse-submodules=no",
-        f"--force-with-lease=refs/heads/{branch}:{expected}",
-        url,
-        f"{head}:refs/heads/{branch}",
-        config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
-        env=endpoint.auth(url),
+        endpoint,
+        [f"--force-with-lease=refs/heads/{branch}:{expected}"],
+        [f"{head}:refs/heads/{branch}"],
     )
     if done.returncode == 0:
         gitrun.check(top, "update-ref", _tracking(endpoint.name, branch), head)
@@ -494,21 +486,9 @@ class SharedBranch:
         race; it replaces the ref's last note. Returns the posted commit."""
         sha = self._commit(f"{tree_of}^{{tree}}", parent, message)
         ref = RESULTS + name
-        url = self.endpoint.push_url
-        done = gitrun.run(
-            self.top,
-            "push",
-            "--porcelain",
-            "--no-verify",
-            "--no-follow-tags",
-            "--recurse-submodules=no",
-            url,
-            f"+{sha}:{ref}",
-            config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
-            env=self.endpoint.auth(url),
-        )
+        done = _push(self.top, self.endpoint, [], [f"+{sha}:{ref}"])
         if done.returncode != 0:
-            raise _network_failure("push a result to", self.endpoint, url, done)
+            raise _network_failure("push a result to", self.endpoint, self.endpoint.push_url, done)
         # What the remote's ref now holds is known without a fetch: a waiting worker fetches
         # once the ref moves from it, not to read back its own post.
         gitrun.check(self.top, "update-ref", self.fetched + name, sha)
@@ -521,25 +501,16 @@ class SharedBranch:
         (the note is on the remote branch by then, for the two land together)."""
         sha = self._commit(f"{posted}^{{tree}}", posted, message)
         ref = RESULTS + name
-        url = self.endpoint.push_url
-        done = gitrun.run(
-            self.top,
-            "push",
-            "--porcelain",
-            "--no-verify",
-            "--no-follow-tags",
-            "--recurse-submodules=no",
-            f"--force-with-lease={ref}:{posted}",
-            url,
-            f"{sha}:{ref}",
-            config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
-            env=self.endpoint.auth(url),
+        done = _push(
+            self.top, self.endpoint, [f"--force-with-lease={ref}:{posted}"], [f"{sha}:{ref}"]
         )
         if done.returncode == 0:
             return True
         if _RACE.search(os.fsdecode(done.stdout)):
             return False
-        raise _network_failure("withdraw a request from", self.endpoint, url, done)
+        raise _network_failure(
+            "withdraw a request from", self.endpoint, self.endpoint.push_url, done
+        )
 
     def posted(self) -> list[Posted]:
         """The result refs as last fetched: each worker's last posted result or note."""
@@ -627,6 +598,25 @@ class SharedBranch:
 # -- the steps ------------------------------------------------------------------------------
 
 
+def _push(top: Path, end: Endpoint, options: Sequence[str], refspecs: Sequence[str]) -> gitrun.Ran:
+    """One push to the push URL read before: no hooks, tags, submodules or signing of the
+    user's, its outcome per ref on stdout (``--porcelain``)."""
+    url = end.push_url
+    return gitrun.run(
+        top,
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "--no-follow-tags",
+        "--recurse-submodules=no",
+        *options,
+        url,
+        *refspecs,
+        config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
+        env=end.auth(url),
+    )
+
+
 def _try_push(
     top: Path,
     end: Endpoint,
@@ -640,19 +630,11 @@ def _try_push(
     move in the same push, all or nothing, each only from ``old``."""
     url, token = end.push_url, end.token
     leases = [f"--force-with-lease={ref}:{old}" for ref, _, old in moves]
-    done = gitrun.run(
+    done = _push(
         top,
-        "push",
-        "--porcelain",
-        "--no-verify",
-        "--no-follow-tags",
-        "--recurse-submodules=no",
-        *(["--atomic", *leases] if moves else []),
-        url,
-        f"{head}:refs/heads/{branch}",
-        *(f"{new}:{ref}" for ref, new, _ in moves),
-        config=(*_NETWORK_CONFIG, "push.gpgSign=false"),
-        env=end.auth(url),
+        end,
+        ["--atomic", *leases] if moves else [],
+        [f"{head}:refs/heads/{branch}", *(f"{new}:{ref}" for ref, new, _ in moves)],
     )
     lines = [line.split("\t") for line in os.fsdecode(done.stdout).splitlines()]
     statuses = [
