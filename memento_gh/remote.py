@@ -29,7 +29,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from memento_gh import gitrun
-from memento_gh.engine.handoff import Posted
+from memento_gh.engine.handoff import Carried, Posted
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.workspace import IDENTITY_SETTINGS, Workspace, identity_from
@@ -385,6 +385,12 @@ class SharedBranch:
         #: The result refs as last fetched, read once per fetch: a waiting worker asks for
         #: them several times a round.
         self._posted: list[Posted] | None = None
+        #: Whether a result this worker posts asks for its next task in the same post:
+        #: set by a caller that ticks again (``memento run``), for the next tick to find
+        #: its task claimed (``carried``) instead of asking for one.
+        self.carry = False
+        #: The task claimed with the last result, for the next tick of this process.
+        self.carried: Carried | None = None
 
     @classmethod
     def for_current_branch(cls, root: Path, *, remote: str = "origin") -> SharedBranch:
@@ -440,13 +446,13 @@ class SharedBranch:
             if self.tip is not None:
                 gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
 
-    def moved(self, names: Sequence[str], *, branch: bool = True) -> bool:
+    def moved(self, names: Sequence[str] | None, *, branch: bool = True) -> bool:
         """The remote's branch (unless ``branch`` is False), or one of the result refs
-        ``names``, is not as last fetched, which one ``git ls-remote`` tells (cheaper than a
-        fetch: no objects are asked for)."""
+        ``names`` (None: any result ref, a new one too), is not as last fetched, which one
+        ``git ls-remote`` tells (cheaper than a fetch: no objects are asked for)."""
         url = self.endpoint.fetch_url
         head = f"refs/heads/{self.branch}"
-        refs = [RESULTS + name for name in names]
+        refs = [RESULTS + "*"] if names is None else [RESULTS + name for name in names]
         asked = [head, *refs] if branch else refs
         done = gitrun.run(
             self.top, "ls-remote", url, *asked, env=self.endpoint.auth(url), timeout=30
@@ -456,12 +462,14 @@ class SharedBranch:
         there = {}
         for line in os.fsdecode(done.stdout).splitlines():
             sha, _, listed = line.partition("\t")
-            if listed in asked:
+            if listed == head or listed.startswith(RESULTS):
                 there[listed] = sha
         if branch and there.get(head) != self.tip:
             return True
-        fetched = {posted.name: posted.sha for posted in self.posted()}
-        return any(there.get(RESULTS + name) != fetched.get(name) for name in names)
+        fetched = {RESULTS + posted.name: posted.sha for posted in self.posted()}
+        if names is None:
+            return {ref: sha for ref, sha in there.items() if ref != head} != fetched
+        return any(there.get(ref) != fetched.get(ref) for ref in refs)
 
     def publish(self) -> bool:
         """Push HEAD once, fast-forward only, with the result refs it records noted as
@@ -547,7 +555,7 @@ class SharedBranch:
         )
         return os.fsdecode(out).strip()
 
-    def wait(self, attempt: int, *, urgent: bool = False) -> None:
+    def wait(self, attempt: int, *, urgent: bool = False, cap: float = URGENT_CAP) -> None:
         """Pause after failed attempt ``attempt`` (1, 2, ...), before trying again.
 
         ``urgent`` is for a result, the work of a whole agent run: a rejection there means
@@ -555,9 +563,10 @@ class SharedBranch:
         first waits are a few milliseconds (enough that two rejected together part). They
         double, jittered, up to ``URGENT_CAP``: with many results arriving at once, the
         rejected spread out and land one after another instead of all racing again. A claim
-        waits the full backoff, which also leaves the branch to the results for a while."""
+        waits the full backoff, which also leaves the branch to the results for a while.
+        ``cap`` lowers the ceiling of an urgent wait: a worker polling for its result."""
         if urgent:
-            ceiling = min(URGENT_CAP, URGENT_JITTER * 2 ** min(attempt - 1, 16))
+            ceiling = min(cap, URGENT_JITTER * 2 ** min(attempt - 1, 16))
             self.sleep(random.uniform(0.0, ceiling))
         else:
             self.sleep(self.backoff(attempt))

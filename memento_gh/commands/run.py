@@ -137,6 +137,11 @@ class _Loop:
         """Run one tick; with ``--until-done``, why the run stops now: the plan rests, or the
         agent's provider is limited (None: go on)."""
         self.in_tick = True
+        shared = self.config.shared
+        if shared is not None:
+            # A result may bring the next tick's task with it, unless no tick follows.
+            last = self.args.max_ticks is not None and self.finished + 1 >= self.args.max_ticks
+            shared.carry = not last
         try:
             result = run_tick(self.layout, self.config, say=self.report)
         except AgentConfigError:

@@ -22,14 +22,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from memento_gh.engine import bookkeeping, handoff, pipeline, results
-from memento_gh.engine.handoff import Handoff, Posted
+from memento_gh.engine.handoff import Assignment, Carried, Handoff, Posted, Request
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
 from memento_gh.engine.recovery import RunningMarker
 from memento_gh.engine.session import Session
 from memento_gh.errors import UserError
+from memento_gh.formats import status_log
 from memento_gh.plan.model import PENDING, RUNNING, Task
 from memento_gh.plan.values import format_time, parse_claim
 from memento_gh.workspace import RollbackReport
@@ -38,11 +39,17 @@ from memento_gh.workspace import RollbackReport
 #: withdraws a request it no longer waits for, may have died.
 REQUEST_TIMEOUT = 60
 #: Rounds a worker waiting on what it posted polls for another to record it, before it
-#: records it itself: the waits double up to 2 s (``POLL_START``), so about five seconds.
-PATIENCE = 8
+#: records it itself: the waits grow up to ``POLL_CAP``, so about five seconds.
+PATIENCE = 20
 #: A worker waiting on what it posted polls first after up to 160 ms (10 ms doubled four
-#: times), then after twice as long each time, up to 2 s.
+#: times), then after up to twice as long each time, up to ``POLL_CAP``.
 POLL_START = 4
+#: Seconds: the longest wait between two polls. A poll is one ``git ls-remote`` (about
+#: 6 ms of CPU); its interval is how late, on average half of it, a worker learns that its
+#: result was recorded and its next task claimed, each task.
+POLL_CAP = 0.5
+#: Results recorded per push by a worker whose turn it is (``_record_turn``).
+CHUNK = 4
 
 
 class Remote(Protocol):
@@ -50,16 +57,20 @@ class Remote(Protocol):
 
     attempts: int
     tip: str | None  # the remote's tip as last fetched or pushed
+    #: Whether a posted result asks for the worker's next task too: its process ticks on.
+    carry: bool
+    #: The task claimed with the last result, for the next tick to run (None: none).
+    carried: Carried | None
 
     def sync(self) -> str: ...
     def refresh(self) -> None: ...
     def publish(self) -> bool: ...
-    def wait(self, attempt: int, *, urgent: bool = False) -> None: ...
+    def wait(self, attempt: int, *, urgent: bool = False, cap: float = ...) -> None: ...
     def post_result(self, name: str, tree_of: str, parent: str, message: str) -> str: ...
     def posted(self) -> list[Posted]: ...
     def note(self, posted: Posted, message: str) -> None: ...
     def withdraw(self, posted: str, name: str, message: str) -> bool: ...
-    def moved(self, names: Sequence[str], *, branch: bool = True) -> bool: ...
+    def moved(self, names: Sequence[str] | None, *, branch: bool = True) -> bool: ...
 
 
 class LocalBranch:
@@ -78,6 +89,15 @@ class LocalBranch:
 
     def marker_fields(self, task_id: str | None) -> Mapping[str, str | None]:
         return {}
+
+    def adopts(self, found: Mapping[str, Any]) -> bool:
+        return False
+
+    def release_carried(self) -> None:
+        """Nothing is claimed ahead in a clone of one's own."""
+
+    def finish(self) -> None:
+        self.marker.clear()
 
     def take(self, tried: Collection[str], tick: int | None, index: int) -> Claim | None:
         """Choose the next task and claim it in the plan file, uncommitted."""
@@ -143,14 +163,55 @@ class PoolBranch:
         self.claimed_by: str | None = None
         #: The name of this worker's result ref.
         self.ref_name = handoff.ref_name(session.worker_id)
+        # What the tick writes is pushed (the remote keeps it) or dropped by the next tick
+        # for the remote's tip: flushing each write to the disk would save nothing, and
+        # the worker recording twenty results writes the plan and the log forty times.
+        session.plan_file.durable = session.ledger.durable = False
+        #: The claim under which this worker asked for its next task with its result,
+        #: while that is outstanding.
+        self.next_claimed: str | None = None
 
     def begin(self, dirty: Callable[[], list[str]]) -> None:
-        """Stand on the remote's tip; the tree must be clean before the branch moves."""
+        """Stand on the remote's tip; the tree must be clean before the branch moves. A
+        tick that carries a task claimed with the last result stands there already: the
+        tip it fetched then holds the claim, which is all its agent needs."""
         refuse_dirty_tree(dirty())
+        if self.remote.carried is not None:
+            self._moved()
+            return
         self._sync()
 
     def marker_fields(self, task_id: str | None) -> Mapping[str, str | None]:
-        return {"base": self.base, "claim": self.claimed_by if task_id else None}
+        carried = self.remote.carried
+        ahead = self.next_claimed or (carried.claimed if carried else None)
+        return {"base": self.base, "claim": self.claimed_by if task_id else None, "next": ahead}
+
+    def adopts(self, found: Mapping[str, Any]) -> bool:
+        """The marker was left by this process's last tick, which ended with a task claimed
+        for this one: it is no dead tick's."""
+        carried = self.remote.carried
+        return (
+            carried is not None
+            and found.get("task") is None
+            and found.get("next") == carried.claimed
+        )
+
+    def finish(self) -> None:
+        """The tick is over. A task claimed for the next one stays in the marker until that
+        tick takes it: if the process dies first, whoever ticks in this clone next releases
+        it."""
+        carried = self.remote.carried
+        if carried is None:
+            self.marker.clear()
+        else:
+            self.marker.write(None, None, {"base": self.base, "next": carried.claimed})
+
+    def release_carried(self) -> None:
+        """The tick ends before its first task (paused, over budget, the breaker): the task
+        claimed for it with the last result goes back to the pool."""
+        carried, self.remote.carried = self.remote.carried, None
+        if carried is not None:
+            self._release(carried.claimed)
 
     def take(self, tried: Collection[str], tick: int | None, index: int) -> Claim | None:
         """Choose a task on the remote's tip and push the claim; a rejected push means that
@@ -160,7 +221,13 @@ class PoolBranch:
         of the pool instead (``_request``): the next push claims a task for it, together
         with whatever else waits."""
         first = tick is None and index == 0
+        if self.remote.carried is not None:
+            carried = self._take_carried()
+            if carried is not None:
+                return carried
         if first and self._waiting():
+            if not self._others_results() and pipeline.choose(self.session, tried, index) is None:
+                return None  # nothing to ask the pool for, nor to record: said why
             return self._request()  # the next push records them all, this request too
         for attempt in range(1, self.remote.attempts + 1):
             if attempt > 1:
@@ -178,6 +245,23 @@ class PoolBranch:
         self._refresh()
         self.session.say("The branch kept moving: no task could be claimed this tick")
         return None
+
+    def _take_carried(self) -> Claim | None:
+        """The task claimed for this tick with the last one's result, as the plan in hand
+        shows it (None: the claim is gone, reset or retried by a person meanwhile)."""
+        carried, self.remote.carried = self.remote.carried, None
+        if carried is None:
+            return None
+        self.claimed_by = carried.claimed
+        task, tick, commit = carried.assignment
+        claim = self._claim_landed(task, tick, commit)
+        if claim is None:
+            self.claimed_by = None
+            return None
+        self.session.checkpoint("carried")
+        self.marker.write(claim.task.id, claim.tick, self.marker_fields(claim.task.id))
+        pipeline.announce_task(self.session, claim.tick, claim.task)
+        return claim
 
     def _request(self) -> Claim | None:
         """Ask the pool for a task, on this worker's own ref, and push what is posted
@@ -203,21 +287,21 @@ class PoolBranch:
                 continue
             claim = self._assigned(posted)
             if claim is None:
+                if not self._others_results() and pipeline.pick_quietly(session) is None:
+                    # Every task left is claimed (or none can start), and no other result
+                    # waits for a hand: waiting for a turn would only find that out again.
+                    return self._withdraw(posted)
                 if not self._my_turn(rounds):
                     continue
-                pushes += 1
-                recorded = self._record_posted()
-                own = recorded.get(self.ref_name)
-                claim = own if isinstance(own, Claim) else None
-                if claim is None:
-                    # No task left for it: what it recorded for the others lands all the
-                    # same, rather than wait for another worker's patience to run out.
-                    if recorded and self.remote.publish():
-                        self._published()
-                    return self._withdraw(posted)
-                if not self.remote.publish():
+                pushed, own, made = self._record_turn()
+                pushes += made
+                if not pushed:
                     continue
-                self._published()
+                claim = own.claim if own else None
+                if claim is None:
+                    # No task left for it: what it recorded for the others landed all the
+                    # same, rather than wait for another worker's patience to run out.
+                    return self._withdraw(posted)
                 # The plan as it stands after every claim of that push, as the agent finds it.
                 landed = self._claim_landed(claim.task.id, claim.tick, claim.commit or "")
                 claim = landed or claim
@@ -230,22 +314,24 @@ class PoolBranch:
     def _poll(self, rounds: int) -> bool:
         """Wait, then stand on the remote's tip if what this worker waits on moved: False
         when it did not (one ``git ls-remote``), unless the worker whose turn it was kept
-        still past ``PATIENCE``. Other workers' posts alone change nothing here.
+        still past ``PATIENCE``.
 
         The worker whose turn it is to record fetches at once, then watches the branch and
         its own ref: the push that records its post moves both. The others watch their own
         ref (as this worker posted it: no fetch to read that back), which that push
         moves too, and the recording worker's, which it moves once it is done (the turn may
         pass to them then), but not the branch: with twenty workers it moves every second,
-        and a fetch each time it does, in every waiting worker, was most of the pool's CPU."""
-        self.remote.wait(rounds + POLL_START, urgent=True)
+        and a fetch each time it does, in every waiting worker, was most of the pool's CPU.
+        (Watching every post as well, to record each as it comes, made the pool slower:
+        more fetches, and smaller pushes that raced each other more.)"""
+        self.remote.wait(rounds + POLL_START, urgent=True, cap=POLL_CAP)
         if rounds <= PATIENCE:
             recorder = self._recorder()
             mine = recorder in (None, self.ref_name)
             if mine and rounds == 1:
                 self._refresh()  # its first round records every post there is now
                 return True
-            watched = [self.ref_name] if mine or recorder is None else [self.ref_name, recorder]
+            watched = [self.ref_name] if mine else [self.ref_name, recorder or self.ref_name]
             if not self.remote.moved(watched, branch=mine):
                 return False
         self._refresh()
@@ -264,6 +350,13 @@ class PoolBranch:
         if rounds > PATIENCE:
             return True
         return self._recorder() in (None, self.ref_name)
+
+    def _others_results(self) -> bool:
+        """Another worker's posted result waits to be recorded (its worker may be dead)."""
+        return any(
+            ref.name != self.ref_name and handoff.read_result(ref.message) is not None
+            for ref in self.remote.posted()
+        )
 
     def _waiting(self) -> list[str]:
         """The refs whose posted result or request waits to be recorded: a push that does
@@ -366,6 +459,7 @@ class PoolBranch:
             return self._publish_result(claim, attempt, outcome)
         finally:
             self.claimed_by = None
+            self.next_claimed = None
 
     def _publish_result(self, claim: Claim, attempt: Attempt, outcome: TaskOutcome) -> TaskOutcome:
         """A result is a whole agent run. Rejected once, it is posted on this worker's own
@@ -374,12 +468,19 @@ class PoolBranch:
         the remote is this tick's and live, unless another worker recorded it first. It
         fails only for a reason of its own: the claim was reset, the change no longer
         applies, or the claim went stale before the branch let the result in."""
-        if not self._waiting() and self.remote.publish():
+        task = claim.task
+        # A push made on a tip that moved meanwhile is refused: one ls-remote (a fraction
+        # of a push's cost) tells, and with many workers the branch has moved most times.
+        if not self._waiting() and not self.remote.moved((), branch=True) and self.remote.publish():
             self._published()
             return outcome._replace(pushes=1)
+        if self.remote.carry:
+            # The next task rides with this result: whoever records it claims one for this
+            # worker in the same push, instead of in a second round trip after it.
+            self.next_claimed = f"{format_time(self.session.clock())} {self.session.worker_id}"
+            self.marker.write(task.id, claim.tick, self.marker_fields(task.id))
         posted = self._post(claim, attempt, outcome)
         self.session.checkpoint("posted")
-        task = claim.task
         number = rounds = 1
         while True:
             if not self._poll(rounds):
@@ -387,27 +488,23 @@ class PoolBranch:
                 continue
             noted = self._noted(posted)
             if noted is not None:  # another worker recorded it, and that landed
-                return noted._replace(pushes=number)
+                done, assignment = noted
+                self._carry(assignment)
+                return done._replace(pushes=number)
             held = self.session.plan_file.current.task(task.id)
             if number >= self.remote.attempts and held is not None and self._stale(held):
                 break
             rounds += 1
             if not self._my_turn(rounds):
                 continue
-            started = time.monotonic()
-            recorded = self._record_posted()
-            mine = recorded.get(self.ref_name)
-            if not isinstance(mine, TaskOutcome):
+            landed, mine, made = self._record_turn()
+            number += made
+            if not landed:
+                continue
+            if mine is None or mine.outcome is None:
                 return self._gone(task.id, number)
-            head = (self.session.workspace.quick_head() or "")[:7]
-            self.session.say(
-                f"  the branch moved: recorded {len(recorded)} posted on {head} "
-                f"in {time.monotonic() - started:.1f} s"
-            )
-            number += 1
-            if self.remote.publish():
-                self._published()
-                return mine._replace(pushes=number)
+            self._carry(mine.assignment)
+            return mine.outcome._replace(pushes=number)
         self._refresh()
         return TaskOutcome(
             task.id,
@@ -439,18 +536,25 @@ class PoolBranch:
             outcome=outcome.outcome,
             paths=tuple(paths) if success else (),
             attempt=attempt,
+            next=self.next_claimed,
         )
         tree_of = outcome.commit if success and outcome.commit else base
         message = handoff.result_message(record)
         return self.remote.post_result(self.ref_name, tree_of, base, message)
 
-    def _noted(self, posted: str) -> TaskOutcome | None:
-        """How the result posted as ``posted`` ended, when another worker recorded it and
-        noted so on the remote; None while it waits."""
+    def _noted(self, posted: str) -> tuple[TaskOutcome, Assignment | None] | None:
+        """How the result posted as ``posted`` ended, and the task claimed with it, when
+        another worker recorded it and noted so on the remote; None while it waits."""
         for ref in self.remote.posted():
             if ref.name == self.ref_name and ref.parent == posted and ref.sha != posted:
-                return handoff.read_note(ref.message)
+                outcome = handoff.read_note(ref.message)
+                return None if outcome is None else (outcome, handoff.read_assignment(ref.message))
         return None
+
+    def _carry(self, assignment: Assignment | None) -> None:
+        """Keep the task claimed with this result for the next tick."""
+        if assignment is not None and self.next_claimed is not None:
+            self.remote.carried = Carried(assignment, self.next_claimed)
 
     def _gone(self, task_id: str, pushes: int) -> TaskOutcome:
         return TaskOutcome(
@@ -462,32 +566,79 @@ class PoolBranch:
             pushes=pushes,
         )
 
-    def _record_posted(self) -> dict[str, TaskOutcome | Claim]:
+    def _record_turn(self) -> tuple[bool, Recorded | None, int]:
+        """Record what is posted, ``CHUNK`` results a push, this worker's own last, until
+        its own is recorded or nothing is left: whether every push landed, what was recorded
+        for this worker (None: its post was not there), and how many pushes it made.
+
+        Twenty results arriving together take a second or two to record; pushed a few at
+        a time, the first of their workers start their next tasks that much sooner, and
+        the next results arrive spread out instead of all together again."""
+        pushes = 0
+        while True:
+            started = time.monotonic()
+            recorded = self._record_posted(limit=CHUNK)
+            if not recorded:
+                return True, None, pushes
+            head = (self.session.workspace.quick_head() or "")[:7]
+            self.session.say(
+                f"  the branch moved: recorded {len(recorded)} posted on {head} "
+                f"in {time.monotonic() - started:.1f} s"
+            )
+            pushes += 1
+            if not self.remote.publish():
+                return False, None, pushes
+            self._published()
+            own = recorded.get(self.ref_name)
+            if own is not None:
+                return True, own, pushes
+
+    def _record_posted(
+        self, *, own_next: bool = True, limit: int | None = None
+    ) -> dict[str, Recorded]:
         """Record on the commits in hand every result posted and not recorded yet, each
-        as its worker would have, and claim a task for every request; note each ref so
-        with the next push. The outcomes and claims, by ref."""
-        recorded: dict[str, TaskOutcome | Claim] = {}
-        requests = []
-        for posted in self.remote.posted():
+        as its worker would have, and claim a task for every request, alone or riding
+        with a result (this worker's own, unless not ``own_next``); note each ref so with
+        the next push. The other workers' posts come first (by name), this worker's own
+        last; with a ``limit``, only that many results are recorded (the requests up to
+        there are all answered: a claim costs one commit). What was recorded and claimed,
+        by ref."""
+        outcomes: dict[str, TaskOutcome] = {}
+        requests: list[tuple[Posted, Request]] = []
+        posts = sorted(self.remote.posted(), key=lambda p: (p.name == self.ref_name, p.name))
+        for posted in posts:
+            if limit is not None and len(outcomes) >= limit:
+                break
             request = handoff.read_request(posted.message)
+            found = handoff.read_result(posted.message)
+            if found is not None:
+                outcomes[posted.name] = self._record_handoff(posted, found)
+                mine = posted.name == self.ref_name
+                request = handoff.request_of(found) if own_next or not mine else None
             if request is not None:
                 requests.append((posted, request))
-            found = handoff.read_result(posted.message)
-            if found is None:
-                continue  # a note: recorded already
-            outcome = self._record_handoff(posted, found)
-            self.remote.note(posted, handoff.note_message(outcome))
-            recorded[posted.name] = outcome
         # The results first: the tasks they free are there to claim.
+        claims: dict[str, Claim] = {}
         for posted, request in requests:
             claim = self._claim_for(request, mine=posted.name == self.ref_name)
             if claim is not None:
-                assignment = handoff.Assignment(claim.task.id, claim.tick, claim.commit or "")
+                claims[posted.name] = claim
+        recorded: dict[str, Recorded] = {}
+        for posted in posts:
+            outcome, claim = outcomes.get(posted.name), claims.get(posted.name)
+            assignment = None
+            if claim is not None:
+                assignment = Assignment(claim.task.id, claim.tick, claim.commit or "")
+            if outcome is not None:
+                self.remote.note(posted, handoff.note_message(outcome, assignment))
+            elif assignment is not None:
                 self.remote.note(posted, handoff.assignment_message(assignment))
-                recorded[posted.name] = claim
+            else:
+                continue  # a note (recorded already), or a request no task is left for
+            recorded[posted.name] = Recorded(outcome, claim, assignment)
         return recorded
 
-    def _claim_for(self, request: handoff.Request, *, mine: bool) -> Claim | None:
+    def _claim_for(self, request: Request, *, mine: bool) -> Claim | None:
         """Claim the next task for ``request`` on the commits in hand, as its worker would
         have; None when there is none to claim (a request of another worker's stays then,
         for that worker to withdraw)."""
@@ -592,9 +743,17 @@ class PoolBranch:
         self._sync()
         self._withdraw_waiting_request()
         if self._own_result_waits():
-            # The dead tick posted its result: it is recorded, as any worker would.
-            self._record_posted()
-            self.publish(self._record_posted, due=self._own_result_waits)
+            # The dead tick posted its result: it is recorded, as any worker would; the
+            # next task it asked for with it is not, for it is dead.
+
+            def record_own() -> None:
+                self._record_posted(own_next=False)
+
+            record_own()
+            self.publish(record_own, due=self._own_result_waits)
+        ahead = found.get("next")
+        if isinstance(ahead, str):
+            self._release(ahead)  # claimed for the dead tick's next: none of it ran
         task_id = found.get("task")
         plan = session.plan_file.current
         task = plan.task(task_id) if isinstance(task_id, str) else None
@@ -617,6 +776,35 @@ class PoolBranch:
 
         record()
         self.publish(record, due=due)
+
+    def _release(self, claimed: str) -> None:
+        """Put back to ``[ ]`` the tasks claimed under ``claimed`` for a tick of this
+        worker's that never started their agent: nothing ran, so no attempt counts."""
+        session = self.session
+
+        def held() -> list[Task]:
+            return [
+                task
+                for task in session.plan_file.current.tasks
+                if task.marker == RUNNING
+                and task.claimed is not None
+                and task.claimed.render() == claimed
+            ]
+
+        def release() -> None:
+            tasks = held()
+            if not tasks:
+                return
+            session.plan_file.edit(lambda plan: bookkeeping.reset_edits(plan, tasks))
+            for task in tasks:
+                session.ledger.append_event(status_log.claim_released(task.id, session.worker_id))
+            ids = ", ".join(task.id for task in tasks)
+            session.ledger.commit_with_state(f"memento: release the claim on {ids}")
+            session.say(f"Released {ids}: claimed for this worker, never started")
+
+        if held():
+            release()
+            self.publish(release, due=lambda: bool(held()))
 
     def _withdraw_waiting_request(self) -> None:
         """A request the dead tick left that no worker answered is taken back."""
@@ -654,7 +842,16 @@ class PoolBranch:
         self.base = self.session.workspace.quick_head()
 
 
-def _expired(request: handoff.Request, now: datetime) -> bool:
+class Recorded(NamedTuple):
+    """What a push records for one ref: its result's outcome (None: it held a request),
+    and the task claimed for its request (None: none asked, or none left)."""
+
+    outcome: TaskOutcome | None
+    claim: Claim | None
+    assignment: Assignment | None
+
+
+def _expired(request: Request, now: datetime) -> bool:
     """A request older than ``REQUEST_TIMEOUT`` (or unreadable) is left alone."""
     try:
         asked = parse_claim(request.claimed)

@@ -64,6 +64,9 @@ class Handoff(NamedTuple):
     outcome: str
     paths: tuple[str, ...]
     attempt: Attempt
+    #: The claim (``<time> <worker-id>``) under which the worker asks for its next task
+    #: in the same post (None: it asks for none): whoever records the result claims one.
+    next: str | None = None
 
 
 def result_message(handoff: Handoff) -> str:
@@ -80,6 +83,7 @@ def result_message(handoff: Handoff) -> str:
         "outcome": handoff.outcome,
         "paths": list(handoff.paths),
         "attempt": _attempt_record(handoff.attempt),
+        "next": handoff.next,
     }
     return f"memento: result of {handoff.task}\n\n{json.dumps(record, sort_keys=True)}\n"
 
@@ -102,6 +106,7 @@ def read_result(message: str) -> Handoff | None:
             outcome=_str(record["outcome"]),
             paths=tuple(_str(path) for path in record["paths"]),
             attempt=_attempt(record["attempt"]),
+            next=_optional_str(record.get("next")),
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -115,12 +120,27 @@ class Request(NamedTuple):
     claimed: str
 
 
+def request_of(handoff: Handoff) -> Request | None:
+    """The request for a next task that rides with a posted result, if it asks for one."""
+    if handoff.worker is None or handoff.next is None:
+        return None
+    return Request(handoff.worker, handoff.next)
+
+
 class Assignment(NamedTuple):
     """The task claimed for a request: its id, its tick's number and the claim's commit."""
 
     task: str
     tick: int
     commit: str
+
+
+class Carried(NamedTuple):
+    """A task claimed for a worker's next tick together with its last result: what was
+    claimed, and the claim (``<time> <worker-id>``) it asked under."""
+
+    assignment: Assignment
+    claimed: str
 
 
 def request_message(request: Request) -> str:
@@ -156,9 +176,10 @@ def read_assignment(message: str) -> Assignment | None:
         return None
 
 
-def note_message(outcome: TaskOutcome) -> str:
-    """The note the ref moves to once the result is recorded on the branch."""
-    record = {
+def note_message(outcome: TaskOutcome, assignment: Assignment | None = None) -> str:
+    """The note the ref moves to once the result is recorded on the branch, with the task
+    claimed for the request that came with it, if any (``read_assignment`` reads it)."""
+    record: dict[str, Any] = {
         NOTE_KEY: VERSION,
         "task": outcome.task_id,
         "outcome": outcome.outcome,
@@ -166,6 +187,8 @@ def note_message(outcome: TaskOutcome) -> str:
         "message": outcome.message,
         "try_again": outcome.try_again,
     }
+    if assignment is not None:
+        record.update({ASSIGNED_KEY: VERSION, "assignment": list(assignment)})
     return f"memento: recorded {outcome.task_id}\n\n{json.dumps(record, sort_keys=True)}\n"
 
 

@@ -47,6 +47,8 @@ class Ledger:
         self._root = workspace.root.resolve()
         #: The bookkeeping files git tracks already: a commit stages only the others first.
         self._known: set[str] = set()
+        #: Whether the status log's writes reach the disk before they replace the file.
+        self.durable = True
 
     # -- paths ------------------------------------------------------------------------------
 
@@ -85,7 +87,8 @@ class Ledger:
         self._append(status_log.render_event(self.clock(), line))
 
     def _append(self, block: str) -> None:
-        files.write_atomic(self.layout.status, status_log.append(self.status_text(), block))
+        text = status_log.append(self.status_text(), block)
+        files.write_atomic(self.layout.status, text, durable=self.durable)
 
     # -- notes, the alert, STATE.md -----------------------------------------------------------
 

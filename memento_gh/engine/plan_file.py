@@ -27,6 +27,8 @@ class PlanFile:
         #: A local claim's edits: written to the file, not yet derived into ``_plan``
         #: (only the prompt needs the claimed plan, and the result is written over it).
         self._claim: tuple[editor.Edit, ...] = ()
+        #: Whether a write reaches the disk before it replaces the file (``files.write_atomic``).
+        self.durable = True
 
     def read_validated(self, map_text: str | None) -> Plan:
         """The plan as the tick starts: a plan with errors is never ticked."""
@@ -68,7 +70,7 @@ class PlanFile:
     def write(self, plan: Plan, edits: Sequence[editor.Edit]) -> Plan:
         """Write ``plan`` with ``edits`` applied; that is the plan from now on."""
         text, edited = derive.edit(plan, edits)
-        files.write_atomic(self.path, text)
+        files.write_atomic(self.path, text, durable=self.durable)
         return self._keep(edited, text)
 
     def edit(self, make_edits: Callable[[Plan], Sequence[editor.Edit]]) -> Plan:

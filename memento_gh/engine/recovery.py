@@ -55,6 +55,7 @@ class RunningMarker:
 
 
 class Recovers(Protocol):
+    def adopts(self, found: Mapping[str, Any]) -> bool: ...
     def recover(self, found: Mapping[str, Any], report: RollbackReport) -> None: ...
 
 
@@ -64,7 +65,7 @@ def recover_dead_tick(session: Session, marker: RunningMarker, branch: Recovers)
     such a tick. The marker stays until that is recorded: dying meanwhile is recovered the
     same way."""
     found = marker.read()
-    if found is None:
+    if found is None or branch.adopts(found):
         return False
     tag = found.get("run")
     if isinstance(tag, str) and tag:

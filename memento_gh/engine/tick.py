@@ -114,9 +114,13 @@ def _tick(
     finally:
         pending.close()
     if plan is None:
+        branch.release_carried()
+        branch.finish()
         return _skip(session, _mode_reason(session.plan_file.current.settings.tick_mode))
     over = _over_budget(session, plan)
     if over:
+        branch.release_carried()
+        branch.finish()
         session.log_line(over)  # the mode stays auto: the next UTC day runs again
         return TickResult("over_budget", None, (), over)
     # From here until the tick ends, whatever differs from HEAD is this tick's unfinished
@@ -126,7 +130,8 @@ def _tick(
     if reason:
         pipeline.trip_breaker(session, reason)
         branch.publish(lambda: pipeline.trip_breaker(session, reason))
-        marker.clear()
+        branch.release_carried()
+        branch.finish()
         return TickResult("ran", None, (), f"circuit breaker: {reason}")
     limit = config.max_tasks or plan.settings.max_tasks_per_tick
     try:
@@ -139,7 +144,7 @@ def _tick(
     if outcomes:
         pipeline.after_tasks(session)
         branch.publish(lambda: pipeline.after_tasks(session))
-    marker.clear()
+    branch.finish()
     return _result(outcomes, tick)
 
 
@@ -270,6 +275,9 @@ class Branch(Protocol):
 
     def begin(self, dirty: Callable[[], list[str]]) -> None: ...
     def marker_fields(self, task_id: str | None) -> Mapping[str, str | None]: ...
+    def adopts(self, found: Mapping[str, object]) -> bool: ...
+    def release_carried(self) -> None: ...
+    def finish(self) -> None: ...
     def take(self, tried: set[str], tick: int | None, index: int) -> Claim | None: ...
     def publish(
         self, redo: Callable[[], object] | None = None, *, due: Callable[[], bool] | None = None

@@ -202,6 +202,12 @@ def stale_claim_reset(task_id: str) -> str:
     return f"Stale [~] detected on {task_id}, reset to [ ]"
 
 
+def claim_released(task_id: str, worker: str) -> str:
+    """A task claimed for a worker's next tick that never started (it died, or the plan
+    was paused or over budget by then): back to ``[ ]``, no attempt counted."""
+    return f"[~] on {task_id} released: claimed for {worker}, whose agent never started on it"
+
+
 #: How the circuit breaker's event starts; its reason follows.
 BREAKER_PREFIX = "🔴 CIRCUIT BREAKER TRIGGERED — reason: "
 
