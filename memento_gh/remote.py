@@ -50,6 +50,10 @@ REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in p
 #: Where each worker posts a result the branch did not take at once: one ref per worker, so
 #: that posting never races (``engine/handoff.py``).
 RESULTS = "refs/memento/results/"
+#: Beside each result or request still waiting to be recorded, a ref of the same name here
+#: (deleted in the push that records it): so one ``git ls-remote`` tells who waits, and so
+#: whose turn it is to record, without fetching a post to read it.
+WAITING = "refs/memento/waiting/"
 
 # The network commands never start a background gc in a runner that is about to go away.
 _NETWORK_CONFIG = ("gc.auto=0", "maintenance.auto=false")
@@ -379,6 +383,9 @@ class SharedBranch:
         self.rebase_paths = [_git_path(self.top, name) for name in REBASE_STATES]
         #: Where the fetched result refs are kept in this clone.
         self.fetched = f"refs/memento/fetched/{remote}/"
+        #: And the waiting refs: a push deletes one only where it was fetched (a post of
+        #: an older memento has none).
+        self.fetched_waiting = f"refs/memento/fetched-waiting/{remote}/"
         #: Result refs to move with the next push, as (name, new sha, old sha): each result
         #: recorded on the commits in hand, noted as recorded.
         self.marks: list[tuple[str, str, str]] = []
@@ -446,31 +453,6 @@ class SharedBranch:
             if self.tip is not None:
                 gitrun.check(self.top, "reset", "-q", "--hard", self.tip)
 
-    def moved(self, names: Sequence[str] | None, *, branch: bool = True) -> bool:
-        """The remote's branch (unless ``branch`` is False), or one of the result refs
-        ``names`` (None: any result ref, a new one too), is not as last fetched, which one
-        ``git ls-remote`` tells (cheaper than a fetch: no objects are asked for)."""
-        url = self.endpoint.fetch_url
-        head = f"refs/heads/{self.branch}"
-        refs = [RESULTS + "*"] if names is None else [RESULTS + name for name in names]
-        asked = [head, *refs] if branch else refs
-        done = gitrun.run(
-            self.top, "ls-remote", url, *asked, env=self.endpoint.auth(url), timeout=30
-        )
-        if done.returncode != 0:
-            return True  # the fetch that follows says why
-        there = {}
-        for line in os.fsdecode(done.stdout).splitlines():
-            sha, _, listed = line.partition("\t")
-            if listed == head or listed.startswith(RESULTS):
-                there[listed] = sha
-        if branch and there.get(head) != self.tip:
-            return True
-        fetched = {RESULTS + posted.name: posted.sha for posted in self.posted()}
-        if names is None:
-            return {ref: sha for ref, sha in there.items() if ref != head} != fetched
-        return any(there.get(ref) != fetched.get(ref) for ref in refs)
-
     def publish(self) -> bool:
         """Push HEAD once, fast-forward only, with the result refs it records noted as
         recorded, all or nothing: True when the remote branch now holds it, False when the
@@ -478,12 +460,18 @@ class SharedBranch:
         head = self.workspace.quick_head()
         if head is None or (head == self.tip and not self.marks):
             return True
+        waiting = self._fetched_waiting()
         moves = [(RESULTS + name, new, old) for name, new, old in self.marks]
+        moves += [
+            (WAITING + name, "", old) for name, _, old in self.marks if waiting.get(name) == old
+        ]
         landed = not _try_push(self.top, self.endpoint, self.branch, head, moves)
         if landed:
             self.tip = head
-            for name, new, _ in self.marks:
+            for name, new, old in self.marks:
                 gitrun.check(self.top, "update-ref", self.fetched + name, new)
+                if waiting.get(name) == old:
+                    gitrun.check(self.top, "update-ref", "-d", self.fetched_waiting + name)
             self.marks = []
             self._posted = None
         return landed
@@ -493,13 +481,14 @@ class SharedBranch:
         on ``parent`` with ``message``. Nobody else writes that ref, so the push does not
         race; it replaces the ref's last note. Returns the posted commit."""
         sha = self._commit(f"{tree_of}^{{tree}}", parent, message)
-        ref = RESULTS + name
-        done = _push(self.top, self.endpoint, [], [f"+{sha}:{ref}"])
+        refspecs = [f"+{sha}:{RESULTS + name}", f"+{sha}:{WAITING + name}"]
+        done = _push(self.top, self.endpoint, ["--atomic"], refspecs)
         if done.returncode != 0:
             raise _network_failure("push a result to", self.endpoint, self.endpoint.push_url, done)
-        # What the remote's ref now holds is known without a fetch: a waiting worker fetches
-        # once the ref moves from it, not to read back its own post.
+        # What the remote's refs now hold is known without a fetch: a waiting worker fetches
+        # once they move from it, not to read back its own post.
         gitrun.check(self.top, "update-ref", self.fetched + name, sha)
+        gitrun.check(self.top, "update-ref", self.fetched_waiting + name, sha)
         self._posted = None
         return sha
 
@@ -508,11 +497,16 @@ class SharedBranch:
         ``message``, only while the ref holds it: False when another worker noted it first
         (the note is on the remote branch by then, for the two land together)."""
         sha = self._commit(f"{posted}^{{tree}}", posted, message)
-        ref = RESULTS + name
-        done = _push(
-            self.top, self.endpoint, [f"--force-with-lease={ref}:{posted}"], [f"{sha}:{ref}"]
-        )
+        ref, waits = RESULTS + name, self._fetched_waiting().get(name) == posted
+        options = ["--atomic", f"--force-with-lease={ref}:{posted}"]
+        refspecs = [f"{sha}:{ref}"]
+        if waits:
+            options.append(f"--force-with-lease={WAITING + name}:{posted}")
+            refspecs.append(f":{WAITING + name}")
+        done = _push(self.top, self.endpoint, options, refspecs)
         if done.returncode == 0:
+            if waits:
+                gitrun.check(self.top, "update-ref", "-d", self.fetched_waiting + name)
             return True
         if _RACE.search(os.fsdecode(done.stdout)):
             return False
@@ -520,17 +514,48 @@ class SharedBranch:
             "withdraw a request from", self.endpoint, self.endpoint.push_url, done
         )
 
+    def waiting(self) -> tuple[str | None, dict[str, str]] | None:
+        """The remote branch's tip and the posts waiting to be recorded there (worker ref
+        name: posted commit), from one ``git ls-remote``; None when it cannot be read (the
+        fetch that follows says why)."""
+        url = self.endpoint.fetch_url
+        head = f"refs/heads/{self.branch}"
+        done = gitrun.run(
+            self.top, "ls-remote", url, head, WAITING + "*", env=self.endpoint.auth(url), timeout=30
+        )
+        if done.returncode != 0:
+            return None
+        tip, waiting = None, {}
+        for line in os.fsdecode(done.stdout).splitlines():
+            sha, _, listed = line.partition("\t")
+            if listed == head:
+                tip = sha
+            elif listed.startswith(WAITING):
+                waiting[listed.removeprefix(WAITING)] = sha
+        return tip, waiting
+
+    def _fetched_waiting(self) -> dict[str, str]:
+        """The waiting refs as last fetched (or as this worker posted them)."""
+        out = gitrun.output(
+            self.top, "for-each-ref", "--format=%(refname) %(objectname)", self.fetched_waiting
+        )
+        pairs = (line.rpartition(" ") for line in out.splitlines())
+        return {ref.removeprefix(self.fetched_waiting): sha for ref, _, sha in pairs}
+
     def posted(self) -> list[Posted]:
         """The result refs as last fetched: each worker's last posted result or note."""
         if self._posted is None:
-            fields = "%(refname)%00%(objectname)%00%(parent)%00%(contents)%01"
+            fields = (
+                "%(refname)%00%(objectname)%00%(parent)%00%(committerdate:unix)%00%(contents)%01"
+            )
             out = gitrun.output(self.top, "for-each-ref", f"--format={fields}", self.fetched)
             found = []
             for entry in out.split("\x01"):
-                parts = entry.lstrip("\n").split("\0", 3)
-                if len(parts) == 4:
-                    ref, sha, parent, message = parts
-                    found.append(Posted(ref.removeprefix(self.fetched), sha, parent, message))
+                parts = entry.lstrip("\n").split("\0", 4)
+                if len(parts) == 5:
+                    ref, sha, parent, at, message = parts
+                    name = ref.removeprefix(self.fetched)
+                    found.append(Posted(name, sha, parent, message, int(at or 0)))
             self._posted = found
         return list(self._posted)
 
@@ -588,7 +613,12 @@ class SharedBranch:
         self.marks = []
         self._posted = None
         done = _run_fetch(
-            self.top, self.endpoint, self.branch, f"+{RESULTS}*:{self.fetched}*", "--prune"
+            self.top,
+            self.endpoint,
+            self.branch,
+            f"+{RESULTS}*:{self.fetched}*",
+            f"+{WAITING}*:{self.fetched_waiting}*",
+            "--prune",
         )
         if done.returncode == 0:
             return True

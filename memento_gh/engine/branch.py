@@ -20,7 +20,7 @@ another worker recorded meanwhile is done without pushing again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
@@ -48,6 +48,9 @@ POLL_START = 4
 #: 6 ms of CPU); its interval is how late, on average half of it, a worker learns that its
 #: result was recorded and its next task claimed, each task.
 POLL_CAP = 0.5
+#: Seconds after which another worker's posted result is taken for abandoned, and recorded
+#: by a worker that has no task of its own to ask for (``PATIENCE``, a few times over).
+ABANDONED = 20
 #: Results recorded per push by a worker whose turn it is (``_record_turn``).
 CHUNK = 4
 
@@ -70,7 +73,7 @@ class Remote(Protocol):
     def posted(self) -> list[Posted]: ...
     def note(self, posted: Posted, message: str) -> None: ...
     def withdraw(self, posted: str, name: str, message: str) -> bool: ...
-    def moved(self, names: Sequence[str] | None, *, branch: bool = True) -> bool: ...
+    def waiting(self) -> tuple[str | None, dict[str, str]] | None: ...
 
 
 class LocalBranch:
@@ -226,7 +229,10 @@ class PoolBranch:
             if carried is not None:
                 return carried
         if first and self._waiting():
-            if not self._others_results() and pipeline.choose(self.session, tried, index) is None:
+            if (
+                not self._abandoned_results()
+                and pipeline.choose(self.session, tried, index) is None
+            ):
                 return None  # nothing to ask the pool for, nor to record: said why
             return self._request()  # the next push records them all, this request too
         for attempt in range(1, self.remote.attempts + 1):
@@ -287,7 +293,7 @@ class PoolBranch:
                 continue
             claim = self._assigned(posted)
             if claim is None:
-                if not self._others_results() and pipeline.pick_quietly(session) is None:
+                if not self._abandoned_results() and pipeline.pick_quietly(session) is None:
                     # Every task left is claimed (or none can start), and no other result
                     # waits for a hand: waiting for a turn would only find that out again.
                     return self._withdraw(posted)
@@ -312,30 +318,49 @@ class PoolBranch:
         return self._withdraw(posted)
 
     def _poll(self, rounds: int) -> bool:
-        """Wait, then stand on the remote's tip if what this worker waits on moved: False
-        when it did not (one ``git ls-remote``), unless the worker whose turn it was kept
-        still past ``PATIENCE``.
+        """Wait, then stand on the remote's tip if there is something for this worker to
+        do there: False when there is not (one ``git ls-remote`` says so), unless the worker
+        whose turn it was kept still past ``PATIENCE``.
 
-        The worker whose turn it is to record fetches at once, then watches the branch and
-        its own ref: the push that records its post moves both. The others watch their own
-        ref (as this worker posted it: no fetch to read that back), which that push
-        moves too, and the recording worker's, which it moves once it is done (the turn may
-        pass to them then), but not the branch: with twenty workers it moves every second,
-        and a fetch each time it does, in every waiting worker, was most of the pool's CPU.
-        (Watching every post as well, to record each as it comes, made the pool slower:
-        more fetches, and smaller pushes that raced each other more.)"""
+        The ls-remote lists the branch's tip and who waits (``remote.WAITING``). A worker no
+        longer listed was recorded (or withdrew): it fetches, to read how. Of those listed,
+        the first by name records, and fetches whenever the tip or the list changed since
+        it last looked (at once, the first time). The others do not fetch at all while
+        they wait: with twenty workers the branch moves every second, and a fetch each
+        time, in every waiting worker, was most of the pool's CPU."""
         self.remote.wait(rounds + POLL_START, urgent=True, cap=POLL_CAP)
         if rounds <= PATIENCE:
-            recorder = self._recorder()
-            mine = recorder in (None, self.ref_name)
-            if mine and rounds == 1:
-                self._refresh()  # its first round records every post there is now
-                return True
-            watched = [self.ref_name] if mine else [self.ref_name, recorder or self.ref_name]
-            if not self.remote.moved(watched, branch=mine):
-                return False
+            listed = self.remote.waiting()
+            if listed is not None:
+                tip, waiting = listed
+                if self.ref_name in waiting:
+                    if self._first_waiting(waiting) != self.ref_name:
+                        return False
+                    if rounds > 1 and tip == self.remote.tip and not self._new_posts(waiting):
+                        return False
         self._refresh()
         return True
+
+    def _first_waiting(self, waiting: Mapping[str, str]) -> str | None:
+        """Whose turn it is to record, of the workers ``waiting`` lists: the first by name,
+        passing over requests (as last fetched) old enough that their workers may be gone."""
+        known = {posted.name: posted for posted in self.remote.posted()}
+        now = self.session.clock()
+
+        def gone(name: str, sha: str) -> bool:
+            posted = known.get(name)
+            if posted is None or posted.sha != sha:
+                return False
+            request = handoff.read_request(posted.message)
+            return request is not None and _expired(request, now)
+
+        live = [name for name, sha in waiting.items() if not gone(name, sha)]
+        return min(live) if live else None
+
+    def _new_posts(self, waiting: Mapping[str, str]) -> bool:
+        """``waiting`` lists a post this worker has not fetched."""
+        known = {posted.name: posted.sha for posted in self.remote.posted()}
+        return any(known.get(name) != sha for name, sha in waiting.items())
 
     def _recorder(self) -> str | None:
         """The ref of the worker whose turn it is to record what waits, as last fetched
@@ -351,10 +376,15 @@ class PoolBranch:
             return True
         return self._recorder() in (None, self.ref_name)
 
-    def _others_results(self) -> bool:
-        """Another worker's posted result waits to be recorded (its worker may be dead)."""
+    def _abandoned_results(self) -> bool:
+        """Another worker's result waits, posted ``ABANDONED`` seconds ago or more: its own
+        worker, which records it within seconds when alive, may be dead. A worker with no
+        task to ask for stays out of the way of the others, unless one is."""
+        now = self.session.clock().timestamp()
         return any(
-            ref.name != self.ref_name and handoff.read_result(ref.message) is not None
+            ref.name != self.ref_name
+            and now - ref.at >= ABANDONED
+            and handoff.read_result(ref.message) is not None
             for ref in self.remote.posted()
         )
 
@@ -469,9 +499,11 @@ class PoolBranch:
         fails only for a reason of its own: the claim was reset, the change no longer
         applies, or the claim went stale before the branch let the result in."""
         task = claim.task
-        # A push made on a tip that moved meanwhile is refused: one ls-remote (a fraction
-        # of a push's cost) tells, and with many workers the branch has moved most times.
-        if not self._waiting() and not self.remote.moved((), branch=True) and self.remote.publish():
+        # A push made on a tip that moved meanwhile is refused, and one made while others'
+        # posts wait would only delay them: one ls-remote (a fraction of a push's cost)
+        # tells both, and with many workers one or the other holds most times.
+        listed = self.remote.waiting()
+        if listed == (self.remote.tip, {}) and self.remote.publish():
             self._published()
             return outcome._replace(pushes=1)
         if self.remote.carry:
@@ -600,26 +632,28 @@ class PoolBranch:
         as its worker would have, and claim a task for every request, alone or riding
         with a result (this worker's own, unless not ``own_next``); note each ref so with
         the next push. The other workers' posts come first (by name), this worker's own
-        last; with a ``limit``, only that many results are recorded (the requests up to
-        there are all answered: a claim costs one commit). What was recorded and claimed,
-        by ref."""
+        last; with a ``limit``, only that many results are recorded, and that many tasks
+        claimed (for the requests that ride with those results first). What was recorded
+        and claimed, by ref."""
         outcomes: dict[str, TaskOutcome] = {}
-        requests: list[tuple[Posted, Request]] = []
+        riding: list[tuple[Posted, Request]] = []
+        asking: list[tuple[Posted, Request]] = []
         posts = sorted(self.remote.posted(), key=lambda p: (p.name == self.ref_name, p.name))
         for posted in posts:
-            if limit is not None and len(outcomes) >= limit:
-                break
             request = handoff.read_request(posted.message)
             found = handoff.read_result(posted.message)
-            if found is not None:
+            if found is not None and (limit is None or len(outcomes) < limit):
                 outcomes[posted.name] = self._record_handoff(posted, found)
-                mine = posted.name == self.ref_name
-                request = handoff.request_of(found) if own_next or not mine else None
-            if request is not None:
-                requests.append((posted, request))
+                ride = handoff.request_of(found)
+                if ride is not None and (own_next or posted.name != self.ref_name):
+                    riding.append((posted, ride))
+            elif request is not None:
+                asking.append((posted, request))
         # The results first: the tasks they free are there to claim.
         claims: dict[str, Claim] = {}
-        for posted, request in requests:
+        for posted, request in riding + asking:
+            if limit is not None and len(claims) >= limit:
+                break
             claim = self._claim_for(request, mine=posted.name == self.ref_name)
             if claim is not None:
                 claims[posted.name] = claim
@@ -712,7 +746,7 @@ class PoolBranch:
             # memento's own patch of the checked commit, on a new base: its bytes may
             # differ from verify's by the other tasks' lines, which parallel: true allows.
             attempt = attempt._replace(seen_by_verify=None)
-            return results.succeed(session, claim, attempt, worker), attempt
+            return results.succeed(session, claim, attempt, worker, staged=True), attempt
         clash = f"its change no longer applies to {', '.join(paths[:5])}"
         attempt = attempt._replace(
             conflict=clash + ": another task changed them since the claim", verify=None

@@ -42,13 +42,14 @@ def ref_name(worker: str) -> str:
 
 
 class Posted(NamedTuple):
-    """A result ref as last fetched: the worker's name on it, the commit, its parent and
-    its message."""
+    """A result ref as last fetched: the worker's name on it, the commit, its parent, its
+    message, and when it was made (Unix seconds, by its maker's clock)."""
 
     name: str
     sha: str
     parent: str
     message: str
+    at: int = 0
 
 
 class Handoff(NamedTuple):

@@ -15,9 +15,12 @@ from memento_gh.plan.model import Plan
 from memento_gh.workspace import RollbackReport
 
 
-def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> str:
+def record_success(
+    session: Session, claim: Claim, attempt: Attempt, worker: str | None, *, staged: bool = False
+) -> str:
     """Commit the agent's change with ``[x]``, the counters, the status entry and the notes
-    read; the commit's sha."""
+    read; the commit's sha. ``staged``: the change is in git's index already (applied as
+    a patch there), new files too, so none needs adding first."""
     _hold_to_verified_bytes(session, attempt)  # before any bookkeeping is written
     task = claim.task
     plan_file, ledger = session.plan_file, session.ledger
@@ -40,15 +43,17 @@ def record_success(session: Session, claim: Claim, attempt: Attempt, worker: str
     pipeline.announce_completion(session)  # the last task's commit says the plan is complete
     changes = attempt.changes
     work = fingerprint.paths_of(changes)
-    added = [change.path for change in changes if change.kind == "untracked"]
+    added = [] if staged else [change.path for change in changes if change.kind == "untracked"]
     sha = ledger.commit_with_state(message, work, added, tick=claim.tick)
     session.checkpoint("committed")
     return sha
 
 
-def succeed(session: Session, claim: Claim, attempt: Attempt, worker: str | None) -> TaskOutcome:
+def succeed(
+    session: Session, claim: Claim, attempt: Attempt, worker: str | None, *, staged: bool = False
+) -> TaskOutcome:
     try:
-        sha = record_success(session, claim, attempt, worker)
+        sha = record_success(session, claim, attempt, worker, staged=staged)
     except ChangedSinceVerify as changed:
         return fail(session, claim, attempt._replace(violations=(str(changed),)), worker)
     return TaskOutcome(

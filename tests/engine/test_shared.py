@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from memento_gh.engine.branch import ABANDONED
 from memento_gh.engine.records import TickResult
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.tick import TickConfig, run_tick, utc_now
 from memento_gh.gitrun import NetworkError
 from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
@@ -57,7 +58,13 @@ def pool(tmp_path: Path) -> Pool:
     return Pool(tmp_path, pool_plan([(3, True)]), 3, agent_seconds=0)
 
 
-def tick(pool: Pool, index: int, branch: SharedBranch | None = None, **env: str) -> TickResult:
+def tick(
+    pool: Pool,
+    index: int,
+    branch: SharedBranch | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    **env: str,
+) -> TickResult:
     """One tick in clone ``index`` (0-based), in this process, with the sleepy agent."""
     root = pool.clones[index]
     config = TickConfig(
@@ -66,7 +73,7 @@ def tick(pool: Pool, index: int, branch: SharedBranch | None = None, **env: str)
         worker_id=f"w{index}",
         shared=branch or SharedBranch(root, branch=BRANCH),
     )
-    return run_tick(Layout(root), config, environ=pool.env(env), say=lambda line: None)
+    return run_tick(Layout(root), config, clock=clock, environ=pool.env(env), say=lambda line: None)
 
 
 def tick_process(pool: Pool, index: int) -> None:
@@ -576,10 +583,18 @@ def test_a_worker_left_without_a_task_still_lands_the_results_it_recorded(
     tick_killed_after_posting(pool)  # worker 0's result for the only task waits, posted
     branch = SharedBranch(pool.clones[1], branch=BRANCH, sleep=lambda seconds: None)
 
-    result = tick(pool, 1, branch)
+    # Fresh, the post is its worker's to record: worker 1, with no task to ask for, stays
+    # out of the way (no request, no push).
+    assert tick(pool, 1, branch).tasks == ()
+    assert marker(remote_plan(pool), FIRST) == "~"
+    posted = git(pool.origin, "for-each-ref", "--format=%(refname)", RESULTS)
+    assert posted.strip() == RESULTS + "w0"
 
-    # Worker 1 asked for a task, found none left once it recorded worker 0's result, and
-    # pushed that result before it took its request back.
+    # Once it looks abandoned, worker 1 asks for a task, finds none left once it recorded
+    # worker 0's result, and pushes that result before it takes its request back.
+    later = datetime.now(timezone.utc) + timedelta(seconds=ABANDONED)
+    result = tick(pool, 1, branch, clock=lambda: later)
+
     assert result.tasks == ()
     assert marker(remote_plan(pool), FIRST) == "x"
     assert pool.history().completions() == {FIRST: 1}
