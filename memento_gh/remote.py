@@ -50,9 +50,10 @@ REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in p
 #: Where each worker posts a result the branch did not take at once: one ref per worker, so
 #: that posting never races (``engine/handoff.py``).
 RESULTS = "refs/memento/results/"
-#: Beside each result or request still waiting to be recorded, a ref of the same name here
-#: (deleted in the push that records it): so one ``git ls-remote`` tells who waits, and so
-#: whose turn it is to record, without fetching a post to read it.
+#: Beside each result or request still waiting to be recorded, a ref here named after when
+#: it was posted and by whom (``<milliseconds>-<worker>``; deleted in the push that records
+#: it): so one ``git ls-remote`` tells who waits, in the order they posted, and so whose
+#: turn it is to record, without fetching a post to read it.
 WAITING = "refs/memento/waiting/"
 
 # The network commands never start a background gc in a runner that is about to go away.
@@ -462,16 +463,17 @@ class SharedBranch:
             return True
         waiting = self._fetched_waiting()
         moves = [(RESULTS + name, new, old) for name, new, old in self.marks]
-        moves += [
-            (WAITING + name, "", old) for name, _, old in self.marks if waiting.get(name) == old
+        deleted = [
+            (waiting[name][0], old) for name, _, old in self.marks if _holds(waiting, name, old)
         ]
+        moves += [(WAITING + listed, "", old) for listed, old in deleted]
         landed = not _try_push(self.top, self.endpoint, self.branch, head, moves)
         if landed:
             self.tip = head
-            for name, new, old in self.marks:
+            for name, new, _ in self.marks:
                 gitrun.check(self.top, "update-ref", self.fetched + name, new)
-                if waiting.get(name) == old:
-                    gitrun.check(self.top, "update-ref", "-d", self.fetched_waiting + name)
+            for listed, _ in deleted:
+                gitrun.check(self.top, "update-ref", "-d", self.fetched_waiting + listed)
             self.marks = []
             self._posted = None
         return landed
@@ -481,14 +483,15 @@ class SharedBranch:
         on ``parent`` with ``message``. Nobody else writes that ref, so the push does not
         race; it replaces the ref's last note. Returns the posted commit."""
         sha = self._commit(f"{tree_of}^{{tree}}", parent, message)
-        refspecs = [f"+{sha}:{RESULTS + name}", f"+{sha}:{WAITING + name}"]
+        listed = f"{time.time_ns() // 1_000_000:013d}-{name}"
+        refspecs = [f"+{sha}:{RESULTS + name}", f"+{sha}:{WAITING + listed}"]
         done = _push(self.top, self.endpoint, ["--atomic"], refspecs)
         if done.returncode != 0:
             raise _network_failure("push a result to", self.endpoint, self.endpoint.push_url, done)
         # What the remote's refs now hold is known without a fetch: a waiting worker fetches
         # once they move from it, not to read back its own post.
         gitrun.check(self.top, "update-ref", self.fetched + name, sha)
-        gitrun.check(self.top, "update-ref", self.fetched_waiting + name, sha)
+        gitrun.check(self.top, "update-ref", self.fetched_waiting + listed, sha)
         self._posted = None
         return sha
 
@@ -497,16 +500,17 @@ class SharedBranch:
         ``message``, only while the ref holds it: False when another worker noted it first
         (the note is on the remote branch by then, for the two land together)."""
         sha = self._commit(f"{posted}^{{tree}}", posted, message)
-        ref, waits = RESULTS + name, self._fetched_waiting().get(name) == posted
+        ref, waiting = RESULTS + name, self._fetched_waiting()
         options = ["--atomic", f"--force-with-lease={ref}:{posted}"]
         refspecs = [f"{sha}:{ref}"]
-        if waits:
-            options.append(f"--force-with-lease={WAITING + name}:{posted}")
-            refspecs.append(f":{WAITING + name}")
+        listed = waiting[name][0] if _holds(waiting, name, posted) else None
+        if listed is not None:
+            options.append(f"--force-with-lease={WAITING + listed}:{posted}")
+            refspecs.append(f":{WAITING + listed}")
         done = _push(self.top, self.endpoint, options, refspecs)
         if done.returncode == 0:
-            if waits:
-                gitrun.check(self.top, "update-ref", "-d", self.fetched_waiting + name)
+            if listed is not None:
+                gitrun.check(self.top, "update-ref", "-d", self.fetched_waiting + listed)
             return True
         if _RACE.search(os.fsdecode(done.stdout)):
             return False
@@ -516,8 +520,8 @@ class SharedBranch:
 
     def waiting(self) -> tuple[str | None, dict[str, str]] | None:
         """The remote branch's tip and the posts waiting to be recorded there (worker ref
-        name: posted commit), from one ``git ls-remote``; None when it cannot be read (the
-        fetch that follows says why)."""
+        name: posted commit, in the order they were posted), from one ``git ls-remote``;
+        None when it cannot be read (the fetch that follows says why)."""
         url = self.endpoint.fetch_url
         head = f"refs/heads/{self.branch}"
         done = gitrun.run(
@@ -525,22 +529,28 @@ class SharedBranch:
         )
         if done.returncode != 0:
             return None
-        tip, waiting = None, {}
+        tip, waiting = None, []
         for line in os.fsdecode(done.stdout).splitlines():
             sha, _, listed = line.partition("\t")
             if listed == head:
                 tip = sha
             elif listed.startswith(WAITING):
-                waiting[listed.removeprefix(WAITING)] = sha
-        return tip, waiting
+                stamp, _, name = listed.removeprefix(WAITING).partition("-")
+                waiting.append((stamp, name, sha))
+        return tip, {name: sha for _, name, sha in sorted(waiting)}
 
-    def _fetched_waiting(self) -> dict[str, str]:
-        """The waiting refs as last fetched (or as this worker posted them)."""
+    def _fetched_waiting(self) -> dict[str, tuple[str, str]]:
+        """The waiting refs as last fetched (or as this worker posted them), by worker ref
+        name: the waiting ref's own name, and the post."""
         out = gitrun.output(
             self.top, "for-each-ref", "--format=%(refname) %(objectname)", self.fetched_waiting
         )
-        pairs = (line.rpartition(" ") for line in out.splitlines())
-        return {ref.removeprefix(self.fetched_waiting): sha for ref, _, sha in pairs}
+        found = {}
+        for line in out.splitlines():
+            ref, _, sha = line.rpartition(" ")
+            listed = ref.removeprefix(self.fetched_waiting)
+            found[listed.partition("-")[2]] = (listed, sha)
+        return found
 
     def posted(self) -> list[Posted]:
         """The result refs as last fetched: each worker's last posted result or note."""
@@ -635,6 +645,11 @@ class SharedBranch:
 
 
 # -- the steps ------------------------------------------------------------------------------
+
+
+def _holds(waiting: dict[str, tuple[str, str]], name: str, posted: str) -> bool:
+    """``name``'s waiting ref, as fetched, stands beside the post ``posted``."""
+    return name in waiting and waiting[name][1] == posted
 
 
 def _push(top: Path, end: Endpoint, options: Sequence[str], refspecs: Sequence[str]) -> gitrun.Ran:

@@ -173,6 +173,8 @@ class PoolBranch:
         #: The claim under which this worker asked for its next task with its result,
         #: while that is outstanding.
         self.next_claimed: str | None = None
+        #: Who waits, in the order they posted, as this worker's last poll listed them.
+        self._listed: Mapping[str, str] | None = None
 
     def begin(self, dirty: Callable[[], list[str]]) -> None:
         """Stand on the remote's tip; the tree must be clean before the branch moves. A
@@ -324,13 +326,15 @@ class PoolBranch:
 
         The ls-remote lists the branch's tip and who waits (``remote.WAITING``). A worker no
         longer listed was recorded (or withdrew): it fetches, to read how. Of those listed,
-        the first by name records, and fetches whenever the tip or the list changed since
-        it last looked (at once, the first time). The others do not fetch at all while
-        they wait: with twenty workers the branch moves every second, and a fetch each
-        time, in every waiting worker, was most of the pool's CPU."""
+        the one that posted first records, and fetches whenever the tip or the list changed
+        since it last looked (at once, the first time). The others do not fetch at all
+        while they wait: with twenty workers the branch moves every second, and a fetch
+        each time, in every waiting worker, was most of the pool's CPU. (The turn used to
+        go by name: a worker posting later, first by name, raced the one recording.)"""
         self.remote.wait(rounds + POLL_START, urgent=True, cap=POLL_CAP)
         if rounds <= PATIENCE:
             listed = self.remote.waiting()
+            self._listed = None if listed is None else listed[1]
             if listed is not None:
                 tip, waiting = listed
                 if self.ref_name in waiting:
@@ -342,8 +346,9 @@ class PoolBranch:
         return True
 
     def _first_waiting(self, waiting: Mapping[str, str]) -> str | None:
-        """Whose turn it is to record, of the workers ``waiting`` lists: the first by name,
-        passing over requests (as last fetched) old enough that their workers may be gone."""
+        """Whose turn it is to record, of the workers ``waiting`` lists in the order they
+        posted: the first, passing over requests (as last fetched) old enough that their
+        workers may be gone."""
         known = {posted.name: posted for posted in self.remote.posted()}
         now = self.session.clock()
 
@@ -354,8 +359,7 @@ class PoolBranch:
             request = handoff.read_request(posted.message)
             return request is not None and _expired(request, now)
 
-        live = [name for name, sha in waiting.items() if not gone(name, sha)]
-        return min(live) if live else None
+        return next((name for name, sha in waiting.items() if not gone(name, sha)), None)
 
     def _new_posts(self, waiting: Mapping[str, str]) -> bool:
         """``waiting`` lists a post this worker has not fetched."""
@@ -363,8 +367,10 @@ class PoolBranch:
         return any(known.get(name) != sha for name, sha in waiting.items())
 
     def _recorder(self) -> str | None:
-        """The ref of the worker whose turn it is to record what waits, as last fetched
-        (None: nothing waits)."""
+        """The ref of the worker whose turn it is to record what waits, as the last poll
+        listed them (else as last fetched, first by name; None: nothing waits)."""
+        if self._listed is not None:
+            return self._first_waiting(self._listed)
         waiting = self._waiting()
         return min(waiting) if waiting else None
 

@@ -9,6 +9,7 @@ agent's command pushes another clone's commit right after the sleepy agent's run
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -189,3 +190,28 @@ def test_a_recorder_behind_more_unanswerable_requests_than_a_push_takes_lands_it
     assert [(o.task_id, o.outcome) for o in result.tasks] == [(FIRST, "success")]
     assert marker(pool.plan(), FIRST) == "x"
     assert pool.runs() == {FIRST: 1}
+
+
+def test_who_waits_is_listed_in_the_order_they_posted_and_leaves_once_answered(
+    pool: Pool,
+) -> None:
+    first, second = (SharedBranch(pool.clones[i], branch=BRANCH) for i in (1, 0))
+    first.sync()
+    tip = first.tip or ""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def ask(branch: SharedBranch, name: str) -> str:
+        request = handoff.request_message(handoff.Request(name, f"{now} {name}"))
+        return branch.post_result(name, tip, tip, request)
+
+    asked = ask(first, "w1")
+    time.sleep(0.01)  # the posts' stamps are in milliseconds
+    ask(second, "w0")
+
+    listed = second.waiting()
+    # The turn to record goes to who posted first, not to the first name.
+    assert listed is not None and list(listed[1]) == ["w1", "w0"]
+    assert listed[0] == tip
+    assert first.withdraw(asked, "w1", handoff.assignment_message(None))
+    listed = second.waiting()
+    assert listed is not None and list(listed[1]) == ["w0"]
