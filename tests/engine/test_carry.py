@@ -24,7 +24,7 @@ from memento_gh.remote import RESULTS, SharedBranch
 from testing.cli import run_memento
 from testing.repos import commit_all, git
 from testing.workers import BRANCH, Pool, pool_plan
-from tests.engine.test_shared import interrupting_agent, marker
+from tests.engine.test_shared import interrupting_agent, marker, tick_process
 
 FIRST, SECOND, THIRD = "T-1001", "T-1002", "T-1003"
 
@@ -135,18 +135,8 @@ def test_a_task_claimed_for_a_worker_that_died_before_starting_it_goes_back(
     assert marker(pool.plan(), SECOND) == "~"
 
     # Started again, the worker releases that claim: its agent never ran, nothing counts.
-    done = run_memento(
-        "tick",
-        "--push",
-        "--worker-id",
-        "w0",
-        "--agent-cmd",
-        pool.agent_command(),
-        cwd=pool.clones[0],
-        env=pool.env(),
-    )
+    done = tick_process(pool, 0)
 
-    assert done.returncode == 0, done.stdout + done.stderr
     assert f"Released {SECOND}" in done.stdout
     status = pool.show("docs/TICK_STATUS.md")
     assert f"[~] on {SECOND} released" in status and "died while running" not in status

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -76,7 +77,7 @@ def tick(
     return run_tick(Layout(root), config, clock=clock, environ=pool.env(env), say=lambda line: None)
 
 
-def tick_process(pool: Pool, index: int) -> None:
+def tick_process(pool: Pool, index: int) -> subprocess.CompletedProcess[str]:
     """A whole ``memento tick --push`` in clone ``index``: another worker, for real."""
     done = run_memento(
         "tick",
@@ -89,6 +90,7 @@ def tick_process(pool: Pool, index: int) -> None:
         env=pool.env(),
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    return done
 
 
 def tick_killed_at(pool: Pool, point: str) -> None:
