@@ -463,9 +463,8 @@ class SharedBranch:
             return True
         waiting = self._fetched_waiting()
         moves = [(RESULTS + name, new, old) for name, new, old in self.marks]
-        deleted = [
-            (waiting[name][0], old) for name, _, old in self.marks if _holds(waiting, name, old)
-        ]
+        beside = [(_beside(waiting, name, old), old) for name, _, old in self.marks]
+        deleted = [(listed, old) for listed, old in beside if listed is not None]
         moves += [(WAITING + listed, "", old) for listed, old in deleted]
         landed = not _try_push(self.top, self.endpoint, self.branch, head, moves)
         if landed:
@@ -503,7 +502,7 @@ class SharedBranch:
         ref, waiting = RESULTS + name, self._fetched_waiting()
         options = ["--atomic", f"--force-with-lease={ref}:{posted}"]
         refspecs = [f"{sha}:{ref}"]
-        listed = waiting[name][0] if _holds(waiting, name, posted) else None
+        listed = _beside(waiting, name, posted)
         if listed is not None:
             options.append(f"--force-with-lease={WAITING + listed}:{posted}")
             refspecs.append(f":{WAITING + listed}")
@@ -535,7 +534,7 @@ class SharedBranch:
             if listed == head:
                 tip = sha
             elif listed.startswith(WAITING):
-                stamp, _, name = listed.removeprefix(WAITING).partition("-")
+                stamp, name = _waiting_parts(listed.removeprefix(WAITING))
                 waiting.append((stamp, name, sha))
         return tip, {name: sha for _, name, sha in sorted(waiting)}
 
@@ -549,7 +548,7 @@ class SharedBranch:
         for line in out.splitlines():
             ref, _, sha = line.rpartition(" ")
             listed = ref.removeprefix(self.fetched_waiting)
-            found[listed.partition("-")[2]] = (listed, sha)
+            found[_waiting_parts(listed)[1]] = (listed, sha)
         return found
 
     def posted(self) -> list[Posted]:
@@ -647,9 +646,17 @@ class SharedBranch:
 # -- the steps ------------------------------------------------------------------------------
 
 
-def _holds(waiting: dict[str, tuple[str, str]], name: str, posted: str) -> bool:
-    """``name``'s waiting ref, as fetched, stands beside the post ``posted``."""
-    return name in waiting and waiting[name][1] == posted
+def _waiting_parts(listed: str) -> tuple[str, str]:
+    """A waiting ref's name (``<milliseconds>-<worker>``) as its stamp and its worker."""
+    stamp, _, name = listed.partition("-")
+    return stamp, name
+
+
+def _beside(waiting: dict[str, tuple[str, str]], name: str, posted: str) -> str | None:
+    """The name of ``name``'s waiting ref (in ``waiting``, as fetched) standing beside the
+    post ``posted``; None when there is none."""
+    listed, sha = waiting.get(name, ("", ""))
+    return listed if listed and sha == posted else None
 
 
 def _push(top: Path, end: Endpoint, options: Sequence[str], refspecs: Sequence[str]) -> gitrun.Ran:

@@ -226,10 +226,9 @@ class PoolBranch:
         of the pool instead (``_request``): the next push claims a task for it, together
         with whatever else waits."""
         first = tick is None and index == 0
-        if self.remote.carried is not None:
-            carried = self._take_carried()
-            if carried is not None:
-                return carried
+        carried = self._take_carried()
+        if carried is not None:
+            return carried
         if first and self._waiting():
             if (
                 not self._abandoned_results()
@@ -256,7 +255,8 @@ class PoolBranch:
 
     def _take_carried(self) -> Claim | None:
         """The task claimed for this tick with the last one's result, as the plan in hand
-        shows it (None: the claim is gone, reset or retried by a person meanwhile)."""
+        shows it (None: none was, or the claim is gone, reset or retried by a person
+        meanwhile)."""
         carried, self.remote.carried = self.remote.carried, None
         if carried is None:
             return None
@@ -665,17 +665,14 @@ class PoolBranch:
                 claims[posted.name] = claim
         recorded: dict[str, Recorded] = {}
         for posted in posts:
-            outcome, claim = outcomes.get(posted.name), claims.get(posted.name)
-            assignment = None
-            if claim is not None:
-                assignment = Assignment(claim.task.id, claim.tick, claim.commit or "")
-            if outcome is not None:
-                self.remote.note(posted, handoff.note_message(outcome, assignment))
-            elif assignment is not None:
-                self.remote.note(posted, handoff.assignment_message(assignment))
+            entry = Recorded(outcomes.get(posted.name), claims.get(posted.name))
+            if entry.outcome is not None:
+                self.remote.note(posted, handoff.note_message(entry.outcome, entry.assignment))
+            elif entry.assignment is not None:
+                self.remote.note(posted, handoff.assignment_message(entry.assignment))
             else:
                 continue  # a note (recorded already), or a request no task is left for
-            recorded[posted.name] = Recorded(outcome, claim, assignment)
+            recorded[posted.name] = entry
         return recorded
 
     def _claim_for(self, request: Request, *, mine: bool) -> Claim | None:
@@ -842,9 +839,8 @@ class PoolBranch:
             session.ledger.commit_with_state(f"memento: release the claim on {ids}")
             session.say(f"Released {ids}: claimed for this worker, never started")
 
-        if held():
-            release()
-            self.publish(release, due=lambda: bool(held()))
+        release()
+        self.publish(release, due=lambda: bool(held()))
 
     def _withdraw_waiting_request(self) -> None:
         """A request the dead tick left that no worker answered is taken back."""
@@ -888,7 +884,12 @@ class Recorded(NamedTuple):
 
     outcome: TaskOutcome | None
     claim: Claim | None
-    assignment: Assignment | None
+
+    @property
+    def assignment(self) -> Assignment | None:
+        """The claim as the ref's note names it."""
+        claim = self.claim
+        return None if claim is None else Assignment(claim.task.id, claim.tick, claim.commit or "")
 
 
 def _expired(request: Request, now: datetime) -> bool:
