@@ -29,7 +29,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from memento_gh import gitrun
-from memento_gh.engine.handoff import Carried, Posted
+from memento_gh.engine.pool.handoff import Carried, Posted
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.workspace import IDENTITY_SETTINGS, Workspace, identity_from
@@ -48,7 +48,7 @@ URGENT_JITTER = 0.01  # seconds: a result's first retry waits up to this, doubli
 URGENT_CAP = 2.0  # seconds: the longest a result's retry waits
 REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in progress
 #: Where each worker posts a result the branch did not take at once: one ref per worker, so
-#: that posting never races (``engine/handoff.py``).
+#: that posting never races (``engine/pool/handoff.py``).
 RESULTS = "refs/memento/results/"
 #: Beside each result or request still waiting to be recorded, a ref here named after when
 #: it was posted and by whom (``<milliseconds>-<worker>``; deleted in the push that records
@@ -350,7 +350,7 @@ class SharedBranch:
     """A branch several workers commit to, each in its own clone, with the remote's branch
     as the one lock they share: a push lands only on the tip it was made on, so of two
     workers that claim a task at once exactly one lands, and the other, rejected, fetches
-    and decides again (``engine/tick.py`` does the deciding; this does the git).
+    and decides again (``engine/tick/steps.py`` does the deciding; this does the git).
 
     ``sync`` starts a tick from the remote's tip, after pushing any local commit (a human's)
     the remote lacks. ``publish`` pushes the tick's commits once; ``refresh`` drops them for
