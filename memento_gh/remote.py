@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import os
-import random
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from memento_gh import gitrun
+from memento_gh import backoff, gitrun
 from memento_gh.engine.pool.handoff import Carried, Posted
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError, NetworkError
@@ -133,20 +132,15 @@ class PushResult(NamedTuple):
     reason: str  # "" when pushed; otherwise why not, as a sentence to record
 
 
-def jittered_backoff(
-    attempt: int, *, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP
-) -> float:
-    """Seconds to wait after failed attempt ``attempt`` (1, 2, ...): exponential from
-    ``base``, at most ``cap``, drawn from the upper half of that window so that workers
-    rejected together do not retry together, and none retries at once."""
-    window = min(cap, base * 2.0 ** max(attempt - 1, 0))
-    return window / 2 + random.uniform(0.0, window / 2)
+def jittered_backoff(attempt: int) -> float:
+    """The wait after failed push ``attempt`` (1, 2, ...) of a lone branch: up to 20 s."""
+    return backoff.jittered(attempt, base=BACKOFF_BASE, cap=BACKOFF_CAP)
 
 
 def worker_backoff(attempt: int) -> float:
     """The wait between two tries of a worker sharing a branch: a rejection there only means
     that another worker pushed a moment before, so the first retries come quickly."""
-    return jittered_backoff(attempt, base=WORKER_BACKOFF_BASE, cap=WORKER_BACKOFF_CAP)
+    return backoff.jittered(attempt, base=WORKER_BACKOFF_BASE, cap=WORKER_BACKOFF_CAP)
 
 
 def remote_auth_env(token: str | None, remote_url: str) -> dict[str, str]:
@@ -600,8 +594,7 @@ class SharedBranch:
         waits the full backoff, which also leaves the branch to the results for a while.
         ``cap`` lowers the ceiling of an urgent wait: a worker polling for its result."""
         if urgent:
-            ceiling = min(cap, URGENT_JITTER * 2 ** min(attempt - 1, 16))
-            self.sleep(random.uniform(0.0, ceiling))
+            self.sleep(backoff.jittered(attempt, base=URGENT_JITTER, cap=cap, floor=0.0))
         else:
             self.sleep(self.backoff(attempt))
 

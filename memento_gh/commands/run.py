@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from types import FrameType
 from typing import TextIO
 
-from memento_gh import files
+from memento_gh import backoff, files
 from memento_gh.commands.tick import tick_config
 from memento_gh.durations import format_duration
 from memento_gh.engine.agents.check import AgentConfigError
@@ -59,9 +59,7 @@ IDLE_POLL = 1.0  # seconds between two looks at the shared branch while waiting
 
 def idle_wait(every: float, idle_ticks: int) -> float:
     """How long a pool's worker waits after its ``idle_ticks``-th idle tick in a row."""
-    first = max(every, IDLE_FIRST)
-    doublings: int = min(idle_ticks - 1, 16)
-    return min(max(IDLE_CAP, every), first * float(2**doublings))
+    return backoff.window(idle_ticks, base=max(every, IDLE_FIRST), cap=max(IDLE_CAP, every))
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
