@@ -20,6 +20,7 @@ from memento_gh.layout import Layout
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, Plan
 from memento_gh.plan.scanner import parse
+from memento_gh.redact import hidden_repr
 
 if TYPE_CHECKING:
     from memento_gh.github.sync import Comment, GitHub
@@ -38,6 +39,9 @@ class Context(NamedTuple):
     dry_run: bool
     #: The agent the action's inputs choose, checked (UserError when none can run).
     agent: Callable[[], tuple[str, str | None]]
+
+    def __repr__(self) -> str:
+        return hidden_repr(self, ("env",))
 
 
 def carry_out(control: Control, context: Context) -> str:

@@ -13,7 +13,7 @@ from memento_gh.plan import spend
 from memento_gh.plan.model import BLOCKED, DONE, Plan
 
 if TYPE_CHECKING:
-    from memento_gh.github.action import Settings
+    from memento_gh.github.settings import Settings
 
 
 class Report(NamedTuple):
