@@ -39,6 +39,8 @@ PURE = (
     "memento_gh.github.events",
     "memento_gh.github.boxes",
     "memento_gh.github.render",
+    "memento_gh.github.issue_texts",
+    "memento_gh.github.job_text",
     "memento_gh.github.reconcile",
     "memento_gh.github.pulls",
     "memento_gh.github.ci",

@@ -17,7 +17,7 @@ from memento_gh import remote
 from memento_gh.controls.apply import apply_control, record_refused
 from memento_gh.controls.model import SOURCE_TRAILER, Control
 from memento_gh.errors import UserError
-from memento_gh.github import boxes, events, reconcile, render
+from memento_gh.github import boxes, events, job_text, reconcile, render
 from memento_gh.github.run_context import RunContext, read_plan
 from memento_gh.workspace import Workspace
 
@@ -80,7 +80,7 @@ def read_ticks(run: RunContext) -> ReadTicks:
             return ReadTicks()
         history = run.github.body_history(dashboard.number)
     except SyncError as error:
-        run.say(render.annotation("warning", f"dashboard boxes not read: {error}"))
+        run.say(job_text.annotation("warning", f"dashboard boxes not read: {error}"))
         line = f"Dashboard boxes not read ({error}); a later run decides them."
         return ReadTicks(lines=(line,))
     return ReadTicks(DashboardTicks(dashboard.url, tuple(boxes.ticks(history))))
@@ -126,7 +126,7 @@ def _publish(
         f"the {run.settings.branch} branch moved {shared.attempts} times while this run "
         "pushed its controls"
     )
-    run.say(render.annotation("warning", f"memento could not push: {reason}"))
+    run.say(job_text.annotation("warning", f"memento could not push: {reason}"))
     line = (
         f"Not applied: {reason}; nothing was pushed. A comment is caught up by the next "
         "run; run a command or tick a box again."

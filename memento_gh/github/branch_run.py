@@ -22,7 +22,7 @@ from memento_gh.controls.model import Control
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
-from memento_gh.github import applying, artifact, events, render
+from memento_gh.github import applying, artifact, events, job_text
 from memento_gh.github.applying import Applied
 from memento_gh.github.delivery import CiHold, Delivery, Kept
 from memento_gh.github.issue_sync import Synced, sync
@@ -169,7 +169,7 @@ def check_plan(run: RunContext) -> Checked:
     for problem in problems:
         level = "error" if problem.severity == ERROR else "warning"
         line = problem.line + 1
-        run.say(render.annotation(level, problem.message, file=settings.plan_path, line=line))
+        run.say(job_text.annotation(level, problem.message, file=settings.plan_path, line=line))
     errors = sum(1 for problem in problems if problem.severity == ERROR)
     if errors:
         said = f"The plan has {errors} error(s); no tick ran. See the annotations."
@@ -220,7 +220,7 @@ def push(run: RunContext, checkout: Checkout) -> Pushed:
     pushed = remote.push(run.root, branch=branch, endpoint=checkout.delivery.pusher)
     if pushed.pushed:
         return Pushed(True)
-    run.say(render.annotation("warning", f"memento could not push: {pushed.reason}"))
+    run.say(job_text.annotation("warning", f"memento could not push: {pushed.reason}"))
     said = f"Not pushed: {pushed.reason}. The next run starts again from the remote branch."
     return Pushed(False, (said,))
 
@@ -231,7 +231,7 @@ def acknowledge(run: RunContext, comment_id: int, applied: Sequence[str]) -> Non
     try:
         run.github.react(comment_id, "+1" if applied else "confused")
     except SyncError as error:
-        run.say(render.annotation("warning", f"could not react to the comment: {error}"))
+        run.say(job_text.annotation("warning", f"could not react to the comment: {error}"))
 
 
 def report(

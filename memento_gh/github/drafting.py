@@ -21,7 +21,7 @@ from memento_gh import files, gitrun, remote
 from memento_gh.architect import flows, land
 from memento_gh.architect.run import AgentSettings, Outcome
 from memento_gh.errors import UserError
-from memento_gh.github import artifact, planpull, render
+from memento_gh.github import artifact, job_text, planpull
 from memento_gh.github.reporting import Report
 from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.meta import Settings as PlanSettings
@@ -226,7 +226,7 @@ class _Drafting:
             self.github.react(comment_id, content)
         except SyncError as error:
             warning = f"could not react to the comment: {error}"
-            self.context.say(render.annotation("warning", warning))
+            self.context.say(job_text.annotation("warning", warning))
 
 
 def _as_plan(problem: str, plan_path: str) -> str:

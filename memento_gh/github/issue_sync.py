@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from memento_gh.engine.records import TaskOutcome
 from memento_gh.formats import status_log
-from memento_gh.github import artifact, boxes, pulls, reconcile, render
+from memento_gh.github import artifact, boxes, job_text, pulls, reconcile, render
 from memento_gh.github.delivery import Delivery, Kept
 from memento_gh.github.run_context import RunContext, read_plan, read_records
 from memento_gh.plan.model import Plan
@@ -47,7 +47,7 @@ def sync(
         for synced in _progress(run, delivery, kept, decided, tasks):  # noqa: B007
             pass
     except SyncError as error:
-        run.say(render.annotation("warning", f"issue sync incomplete: {error}"))
+        run.say(job_text.annotation("warning", f"issue sync incomplete: {error}"))
         line = f"Issue sync incomplete ({error}); the next run finishes it."
         return synced._replace(lines=(*synced.lines, line))
     return synced
