@@ -41,6 +41,8 @@ PURE = (
     "memento_gh.github.render",
     "memento_gh.github.issue_texts",
     "memento_gh.github.job_text",
+    "memento_gh.github.answers",
+    "memento_gh.github.failures",
     "memento_gh.github.reconcile",
     "memento_gh.github.pulls",
     "memento_gh.github.ci",

@@ -18,11 +18,12 @@ from memento_gh.controls.apply import apply_control, record_refused
 from memento_gh.controls.model import SOURCE_TRAILER, Control
 from memento_gh.errors import UserError
 from memento_gh.github import boxes, events, job_text, reconcile, render
+from memento_gh.github.failures import SyncError
 from memento_gh.github.run_context import RunContext, read_plan
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:
-    from memento_gh.github.sync import Comment
+    from memento_gh.github.answers import Comment
 
 #: How far back a run looks for comments it may have missed: longer than the gap between
 #: two scheduled runs, short enough to keep the listing to one page.
@@ -70,8 +71,6 @@ def read_ticks(run: RunContext) -> ReadTicks:
     """The boxes ticked in the dashboard, each with who ticked it; none when GitHub cannot
     say who ticked them (the dashboard is then left as it is, for a later run to decide
     them). The history costs a request only when a box is ticked."""
-    from memento_gh.github.sync import SyncError
-
     if run.settings.dry_run:
         return ReadTicks()
     try:

@@ -25,6 +25,7 @@ from memento_gh.errors import UserError
 from memento_gh.github import applying, artifact, events, job_text
 from memento_gh.github.applying import Applied
 from memento_gh.github.delivery import CiHold, Delivery, Kept
+from memento_gh.github.failures import SyncError
 from memento_gh.github.issue_sync import Synced, sync
 from memento_gh.github.reporting import Report, finish
 from memento_gh.github.run_context import RunContext, read_plan
@@ -226,8 +227,6 @@ def push(run: RunContext, checkout: Checkout) -> Pushed:
 
 
 def acknowledge(run: RunContext, comment_id: int, applied: Sequence[str]) -> None:
-    from memento_gh.github.sync import SyncError
-
     try:
         run.github.react(comment_id, "+1" if applied else "confused")
     except SyncError as error:

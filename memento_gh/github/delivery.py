@@ -18,6 +18,7 @@ from memento_gh.controls.model import STATUS_HEADER, Control
 from memento_gh.errors import UserError
 from memento_gh.formats import pull_record, status_log
 from memento_gh.github import ci, pulls
+from memento_gh.github.failures import SyncError
 from memento_gh.layout import Layout
 from memento_gh.plan.model import DONE, Plan
 from memento_gh.plan.picking import review_gate
@@ -25,8 +26,9 @@ from memento_gh.plan.scanner import parse
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:
+    from memento_gh.github.answers import PullRequest
     from memento_gh.github.settings import Settings
-    from memento_gh.github.sync import GitHub, PullRequest
+    from memento_gh.github.sync import GitHub
 
 
 class Kept(NamedTuple):
@@ -149,8 +151,6 @@ class Delivery:
         """ci-verify, before the tick: held while the checks of the last completed task's
         commit are pending; a failed one reopens that task (the run applies the controls
         returned) with a note the retry reads, and the tick goes on."""
-        from memento_gh.github.sync import SyncError
-
         if plan is None or plan.settings.tick_mode != "auto":
             return CiHold()  # no task starts anyway: the checks cost two requests for nothing
         found = ci.last_completed(basesync.recent_commits(self.root))

@@ -22,6 +22,7 @@ from memento_gh.architect import flows, land
 from memento_gh.architect.run import AgentSettings, Outcome
 from memento_gh.errors import UserError
 from memento_gh.github import artifact, job_text, planpull
+from memento_gh.github.failures import SyncError
 from memento_gh.github.reporting import Report
 from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.meta import Settings as PlanSettings
@@ -220,8 +221,6 @@ class _Drafting:
         return Report(outcome, (*said, f"Answered on #{self.issue}: {outcome}."))
 
     def react(self, comment_id: int, content: str) -> None:
-        from memento_gh.github.sync import SyncError
-
         try:
             self.github.react(comment_id, content)
         except SyncError as error:

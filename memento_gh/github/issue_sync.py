@@ -14,6 +14,7 @@ from memento_gh.engine.records import TaskOutcome
 from memento_gh.formats import status_log
 from memento_gh.github import artifact, boxes, job_text, pulls, reconcile, render
 from memento_gh.github.delivery import Delivery, Kept
+from memento_gh.github.failures import SyncError
 from memento_gh.github.run_context import RunContext, read_plan, read_records
 from memento_gh.plan.model import Plan
 
@@ -40,8 +41,6 @@ def sync(
     """Bring the issues in line with the plan. ``decided``: the dashboard's boxes this run
     applied or refused, which it may untick. After a failure, what was done before it is
     reported (the last value ``_progress`` gave)."""
-    from memento_gh.github.sync import SyncError
-
     synced = Synced()
     try:
         for synced in _progress(run, delivery, kept, decided, tasks):  # noqa: B007

@@ -27,7 +27,8 @@ from memento_gh.plan.scanner import parse
 from memento_gh.redact import hidden_repr
 
 if TYPE_CHECKING:
-    from memento_gh.github.sync import GitHub, Issue, PullRequest
+    from memento_gh.github.answers import Issue, PullRequest
+    from memento_gh.github.sync import GitHub
 
 
 class Listing(NamedTuple):
