@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from pre_commit.clientlib import load_manifest
 
+from memento_gh import layout
 from memento_gh.markdown import CodeTracker
 from memento_gh.scaffold import WORKFLOW, support_scaffold
 
@@ -36,12 +38,21 @@ class Link(NamedTuple):
 
 
 def pages() -> list[Path]:
+    """The documentation, the README first. Should this repository run memento on itself
+    (its workflow's plan-dir is docs), memento's own files there are not pages."""
+    docs = ROOT / "docs"
     return [
         ROOT / "README.md",
         ROOT / "CONTRIBUTING.md",
         ROOT / "benchmarks" / "README.md",
-        *sorted((ROOT / "docs").rglob("*.md")),
+        *sorted(page for page in docs.rglob("*.md") if not memento_file(page.relative_to(docs))),
     ]
+
+
+def memento_file(path: Path) -> bool:
+    """One of the files memento keeps in its plan folder (layout.py names them)."""
+    own = (layout.PLAN_NAME, layout.MAP_NAME, layout.NOTES_NAME, layout.STATUS_NAME)
+    return path.name in (*own, layout.STATE_NAME) or path.parts[0] == layout.MEMORY_FOLDER
 
 
 def prose(text: str) -> list[tuple[int, str]]:
@@ -125,6 +136,21 @@ def problems(files: list[Path], root: Path = ROOT) -> list[str]:
 
 def test_every_relative_link_of_the_documentation_resolves() -> None:
     assert problems(pages()) == []
+
+
+def test_no_hook_takes_a_page_of_the_documentation_for_a_plan_file() -> None:
+    """This repository's docs/ is documentation, in the folder memento's plan files use by
+    default: no hook of .pre-commit-hooks.yaml (each runs `memento validate` on the files it
+    matches) takes a page for a plan, map, notes or lesson file."""
+    documentation = [page.relative_to(ROOT).as_posix() for page in pages()]
+    hooks = load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
+
+    assert [
+        (hook["id"], path)
+        for hook in hooks
+        for path in documentation
+        if re.search(hook["files"], path)
+    ] == []
 
 
 def test_every_page_but_the_readme_is_linked_from_another() -> None:
