@@ -1,6 +1,6 @@
 """Which environment variables carry a credential: one rule for every process memento starts.
 
-The agent and verify (``engine/agents.py``) and git (``gitrun.py``) each get memento's
+The agent and verify (``engine/agents/presets.py``) and git (``gitrun.py``) each get memento's
 environment without them. Two kinds: a *token* is a secret itself (GitHub's, another forge's,
 the Actions runtime's, an action input); an *opener* is a way to obtain one (an askpass
 program, the ssh agent's socket, a credential helper's settings). git's network calls keep

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import os
-import random
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -28,8 +27,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from memento_gh import gitrun
-from memento_gh.engine.handoff import Carried, Posted
+from memento_gh import backoff, gitrun
+from memento_gh.engine.pool.handoff import Carried, Posted
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.workspace import IDENTITY_SETTINGS, Workspace, identity_from
@@ -48,7 +47,7 @@ URGENT_JITTER = 0.01  # seconds: a result's first retry waits up to this, doubli
 URGENT_CAP = 2.0  # seconds: the longest a result's retry waits
 REBASE_STATES = ("rebase-merge", "rebase-apply")  # the folders of a rebase in progress
 #: Where each worker posts a result the branch did not take at once: one ref per worker, so
-#: that posting never races (``engine/handoff.py``).
+#: that posting never races (``engine/pool/handoff.py``).
 RESULTS = "refs/memento/results/"
 #: Beside each result or request still waiting to be recorded, a ref here named after when
 #: it was posted and by whom (``<milliseconds>-<worker>``; deleted in the push that records
@@ -133,20 +132,15 @@ class PushResult(NamedTuple):
     reason: str  # "" when pushed; otherwise why not, as a sentence to record
 
 
-def jittered_backoff(
-    attempt: int, *, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP
-) -> float:
-    """Seconds to wait after failed attempt ``attempt`` (1, 2, ...): exponential from
-    ``base``, at most ``cap``, drawn from the upper half of that window so that workers
-    rejected together do not retry together, and none retries at once."""
-    window = min(cap, base * 2.0 ** max(attempt - 1, 0))
-    return window / 2 + random.uniform(0.0, window / 2)
+def jittered_backoff(attempt: int) -> float:
+    """The wait after failed push ``attempt`` (1, 2, ...) of a lone branch: up to 20 s."""
+    return backoff.jittered(attempt, base=BACKOFF_BASE, cap=BACKOFF_CAP)
 
 
 def worker_backoff(attempt: int) -> float:
     """The wait between two tries of a worker sharing a branch: a rejection there only means
     that another worker pushed a moment before, so the first retries come quickly."""
-    return jittered_backoff(attempt, base=WORKER_BACKOFF_BASE, cap=WORKER_BACKOFF_CAP)
+    return backoff.jittered(attempt, base=WORKER_BACKOFF_BASE, cap=WORKER_BACKOFF_CAP)
 
 
 def remote_auth_env(token: str | None, remote_url: str) -> dict[str, str]:
@@ -350,7 +344,7 @@ class SharedBranch:
     """A branch several workers commit to, each in its own clone, with the remote's branch
     as the one lock they share: a push lands only on the tip it was made on, so of two
     workers that claim a task at once exactly one lands, and the other, rejected, fetches
-    and decides again (``engine/tick.py`` does the deciding; this does the git).
+    and decides again (``engine/tick/steps.py`` does the deciding; this does the git).
 
     ``sync`` starts a tick from the remote's tip, after pushing any local commit (a human's)
     the remote lacks. ``publish`` pushes the tick's commits once; ``refresh`` drops them for
@@ -600,8 +594,7 @@ class SharedBranch:
         waits the full backoff, which also leaves the branch to the results for a while.
         ``cap`` lowers the ceiling of an urgent wait: a worker polling for its result."""
         if urgent:
-            ceiling = min(cap, URGENT_JITTER * 2 ** min(attempt - 1, 16))
-            self.sleep(random.uniform(0.0, ceiling))
+            self.sleep(backoff.jittered(attempt, base=URGENT_JITTER, cap=cap, floor=0.0))
         else:
             self.sleep(self.backoff(attempt))
 

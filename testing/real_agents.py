@@ -8,7 +8,7 @@ model server, which records (and refuses) any request meant for another host
 (:attr:`ModelServer.outbound`).
 
 These recipes are what was found to work (``testing/AGENT_FINDINGS.md`` says why each flag
-is there); memento's presets in ``memento_gh/engine/agents.py`` are to follow them.
+is there); memento's presets in ``memento_gh/engine/agents/presets.py`` are to follow them.
 
 In a test::
 
@@ -32,7 +32,7 @@ from typing import NamedTuple
 # What a CLI is told on argv (the task itself comes on stdin), and gemini's policy (shell
 # allowed, git's committing commands denied at a higher priority): the presets' own, so
 # that the direct runs test what memento ships.
-from memento_gh.engine.agents import GEMINI_POLICY, INSTRUCTION
+from memento_gh.engine.agents.presets import GEMINI_POLICY, INSTRUCTION
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ROOT / ".tools"

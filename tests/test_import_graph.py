@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "memento_gh"
 #: Modules that take values and return values: no clock, environment, process or network.
 PURE = (
     "memento_gh.plan.model",
-    "memento_gh.plan.schedule",
+    "memento_gh.plan.picking",
     "memento_gh.plan.scanner",
     "memento_gh.plan.editor",
     "memento_gh.plan.derive",
@@ -25,9 +25,9 @@ PURE = (
     "memento_gh.plan.revision",
     "memento_gh.engine.guards",
     "memento_gh.engine.prompt",
-    "memento_gh.engine.bookkeeping",
-    "memento_gh.engine.breaker",
-    "memento_gh.engine.limits",
+    "memento_gh.engine.books.bookkeeping",
+    "memento_gh.engine.books.breaker",
+    "memento_gh.engine.agents.limits",
     "memento_gh.formats.status_log",
     "memento_gh.formats.notes",
     "memento_gh.formats.state",
@@ -197,7 +197,7 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path: Path) ->
             "plan/__init__.py": "",
             "plan/model.py": "def f():\n    from memento_gh.engine import tick\n",
             "engine/__init__.py": "",
-            "engine/tick.py": "from memento_gh.plan.model import Task\n",
+            "engine/tick/steps.py": "from memento_gh.plan.model import Task\n",
         },
     )
     edges = unit_edges(read_graph(package))

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from memento_gh import files
-from memento_gh.architect import land, prompt
+from memento_gh.architect import brief, land
 from memento_gh.architect.proposal import proposal_problems
 from memento_gh.architect.run import (
     AgentSettings,
@@ -60,7 +60,7 @@ def draft(
         workspace = Workspace(layout.root)
 
         def make_prompt(number: int, problems: Sequence[str]) -> str:
-            return prompt.draft_prompt(layout, spec, proposal_file(workspace), problems)
+            return brief.draft_prompt(layout, spec, proposal_file(workspace), problems)
 
         outcome = run_rounds(
             layout,
@@ -94,7 +94,7 @@ def propose_revision(
 
         def make_prompt(number: int, problems: Sequence[str]) -> str:
             proposal = proposal_file(workspace)
-            return prompt.revise_prompt(layout, current, proposal, problems, task=task, why=why)
+            return brief.revise_prompt(layout, current, proposal, problems, task=task, why=why)
 
         outcome = run_rounds(
             layout,

@@ -27,9 +27,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memento_gh import files, gitfolder, gitindex, gitrun
-from memento_gh.engine import agents, context, hidden, special_files
+from memento_gh.engine import context
+from memento_gh.engine.agents import presets
 from memento_gh.engine.records import AgentResult
-from memento_gh.engine.session import WORKING_FILES, is_working_file
+from memento_gh.engine.tick.session import WORKING_FILES, is_working_file
+from memento_gh.engine.wall import hidden, special_files
 from memento_gh.errors import UserError
 from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.model import PENDING, Task
@@ -197,7 +199,7 @@ def _run(
     log: Path,
 ) -> AgentResult:
     with files.open_append(log) as stream:
-        return agents.run_agent(
+        return presets.run_agent(
             argv,
             repo=workspace.root,
             env={**settings.environ, PROPOSAL_VARIABLE: os.fspath(proposal)},
@@ -222,7 +224,7 @@ def _run_behind_wall(
     undone by then, the proposal by the caller), or failed."""
     head = workspace.quick_head()
     git_before = workspace.snapshot_git()
-    argv = agents.agent_argv(
+    argv = presets.agent_argv(
         settings.agent,
         settings.agent_cmd,
         prompt_file=prompt_file,
@@ -234,7 +236,7 @@ def _run_behind_wall(
         proposal_file=proposal,
     )
     # The files a preset's command line names (gemini's policy), beside the prompt.
-    run = agents.AgentRun(
+    run = presets.AgentRun(
         prompt_file,
         ARCHITECT_TASK,
         workspace.root,
@@ -242,7 +244,7 @@ def _run_behind_wall(
         model=settings.model,
         proposal_file=proposal,
     )
-    written = agents.prepare_run(settings.agent, run)
+    written = presets.prepare_run(settings.agent, run)
     tree = _walk(workspace)
     index = gitindex.KeptIndex(workspace.root, workspace.index_file)
     try:
@@ -260,7 +262,7 @@ def _run_behind_wall(
             + "; ".join(changed)
             + f". Nothing landed; its output is in {log}"
         )
-    failure = agents.failure_of(result)
+    failure = presets.failure_of(result)
     if failure:
         raise UserError(f"the architect failed: {failure}; its output is in {log}")
     return None if data is None else files.decode_utf8(data, proposal)

@@ -24,7 +24,7 @@ from memento_gh.commands.status import render_status
 from memento_gh.controls.apply import apply_control
 from memento_gh.controls.model import Control
 from memento_gh.demo import agent, project
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import STATUS_NAME, Layout, display
 from memento_gh.output import commented, wants_color

@@ -51,7 +51,7 @@ def agent_settings(args: argparse.Namespace, layout: Layout) -> AgentSettings:
     """The agent ``tick`` would run, with the same options and checks."""
     from memento_gh.architect.run import AgentSettings
     from memento_gh.commands.tick import HOW_TO_CHOOSE
-    from memento_gh.engine.agent_check import (
+    from memento_gh.engine.agents.check import (
         check_agent,
         check_model,
         choose_agent,

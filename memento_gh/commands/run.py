@@ -28,29 +28,29 @@ from datetime import datetime, timezone
 from types import FrameType
 from typing import TextIO
 
-from memento_gh import files
+from memento_gh import backoff, files
 from memento_gh.commands.tick import tick_config
 from memento_gh.durations import format_duration
-from memento_gh.engine.agent_check import AgentConfigError
-from memento_gh.engine.bookkeeping import DEFERRED
+from memento_gh.engine.agents.check import AgentConfigError
+from memento_gh.engine.books.bookkeeping import DEFERRED
 from memento_gh.engine.records import TickResult
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError
 from memento_gh.layout import Layout
-from memento_gh.plan import schedule
+from memento_gh.plan import picking
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time
 from memento_gh.redact import Redactor
 
 #: Where the plan rests: no tick can change anything until a human does.
 RESTING = {
-    schedule.ALL_COMPLETE,
-    schedule.PIPELINE_BLOCKED,
-    schedule.RETRIES_EXHAUSTED,
-    schedule.NO_TASKS,
-    schedule.PAUSED,
-    schedule.STOPPED,
+    picking.ALL_COMPLETE,
+    picking.PIPELINE_BLOCKED,
+    picking.RETRIES_EXHAUSTED,
+    picking.NO_TASKS,
+    picking.PAUSED,
+    picking.STOPPED,
 }
 IDLE_FIRST = 1.0  # seconds: the shortest wait of an idle worker of a pool
 IDLE_CAP = 30.0  # seconds: the longest, unless --every is longer
@@ -59,9 +59,7 @@ IDLE_POLL = 1.0  # seconds between two looks at the shared branch while waiting
 
 def idle_wait(every: float, idle_ticks: int) -> float:
     """How long a pool's worker waits after its ``idle_ticks``-th idle tick in a row."""
-    first = max(every, IDLE_FIRST)
-    doublings: int = min(idle_ticks - 1, 16)
-    return min(max(IDLE_CAP, every), first * float(2**doublings))
+    return backoff.window(idle_ticks, base=max(every, IDLE_FIRST), cap=max(IDLE_CAP, every))
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
@@ -164,7 +162,7 @@ class _Loop:
             plan = parse(files.read_text(self.layout.plan))
         except UserError:
             return None  # the next tick says what is wrong with the file
-        decision = schedule.pick(plan)
+        decision = picking.pick(plan)
         return f"the plan rests — {decision.message}" if decision.reason in RESTING else None
 
     def interrupted(self) -> str:

@@ -8,9 +8,9 @@ import signal
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from memento_gh.engine.agent_check import check_agent, check_model, choose_agent, read_agent_args
-from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.agents.check import check_agent, check_model, choose_agent, read_agent_args
+from memento_gh.engine.agents.presets import COMMAND, KNOWN_AGENTS
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
 

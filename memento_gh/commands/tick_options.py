@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS
+from memento_gh.engine.agents.presets import COMMAND, KNOWN_AGENTS
 
 
 class TickOption(NamedTuple):

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
 def verify_path_problems(paths: Sequence[Path], read: Reader, root: Path) -> list[Problem]:
     """``--check-verify``: the verify programs of the plans' tasks still to run that PATH
     finds inside memento's own environment, or not at all."""
-    from memento_gh.engine.verify_path import path_problems
+    from memento_gh.engine.agents.verify_path import path_problems
 
     found = []
     for path in paths:

@@ -22,7 +22,7 @@ from memento_gh.controls.model import (
     describe,
     plan_edits,
 )
-from memento_gh.engine.ledger import write_alert
+from memento_gh.engine.books.ledger import write_alert
 from memento_gh.errors import UserError
 from memento_gh.formats import notes as notes_doc
 from memento_gh.formats import status_log

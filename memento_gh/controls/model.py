@@ -12,7 +12,7 @@ from memento_gh.errors import UserError
 from memento_gh.formats import notes as notes_doc
 from memento_gh.plan import editor
 from memento_gh.plan.model import DONE, PENDING, RUNNING, SKIPPED, Plan
-from memento_gh.plan.schedule import review_gate
+from memento_gh.plan.picking import review_gate
 
 MODES = {"pause": "paused", "resume": "auto", "stop": "stopped"}
 ACTIONS = (*MODES, "retry", "skip", "note", "learn", "approve", "reopen")

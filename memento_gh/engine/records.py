@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from memento_gh.changes import FileChange
-from memento_gh.engine.limits import Limit
+from memento_gh.engine.agents.limits import Limit
 from memento_gh.plan.model import Task
 from memento_gh.plan.spend import Spend, of_costs
 

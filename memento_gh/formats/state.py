@@ -35,7 +35,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from memento_gh.layout import NOTES_NAME, PLAN_NAME, STATUS_NAME
-from memento_gh.plan import budgets, schedule, values
+from memento_gh.plan import budgets, picking, values
 from memento_gh.plan.model import BLOCKED, DONE, RESOLVED, RUNNING, SKIPPED, Plan, Task
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def render_state(
     ``last_action`` is one sentence on what just happened (a tick's outcome, a control);
     ``alerts`` are blockers the plan does not show, such as the circuit breaker's line.
     """
-    decision = schedule.pick(plan)
+    decision = picking.pick(plan)
     paths = _Paths(plan_dir)
     blocking = (*alerts, *_budget(plan, now))
     lines = [
@@ -123,7 +123,7 @@ def _flat(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _phase(plan: Plan, decision: schedule.Decision) -> str:
+def _phase(plan: Plan, decision: picking.Decision) -> str:
     """The phase being worked on: a running task's, else the next task's, else the first
     phase that is not resolved (or the last one when all are)."""
     running = next((task for task in plan.tasks if task.marker == RUNNING), None)
@@ -175,25 +175,25 @@ def _blocked(plan: Plan) -> list[Task]:
     return [task for task in plan.tasks if task.marker == BLOCKED]
 
 
-def _next_action(plan: Plan, decision: schedule.Decision) -> str:
+def _next_action(plan: Plan, decision: picking.Decision) -> str:
     reason, task = decision.reason, decision.task
     if task is not None:
         return f"the next tick runs {task.title}"
-    if reason in (schedule.PAUSED, schedule.STOPPED):
+    if reason in (picking.PAUSED, picking.STOPPED):
         return f"none: tick_mode is {plan.settings.tick_mode} until someone resumes the plan"
-    if reason == schedule.ALL_COMPLETE:
+    if reason == picking.ALL_COMPLETE:
         return "none: every task is done or skipped"
-    if reason == schedule.NO_TASKS:
+    if reason == picking.NO_TASKS:
         return "a person adds tasks to the plan"
-    if reason == schedule.PIPELINE_BLOCKED:
+    if reason == picking.PIPELINE_BLOCKED:
         ids = ", ".join(task.id for task in _blocked(plan))
         return f"a person unblocks {ids}: a note and a retry, or a skip"
-    if reason == schedule.RUNNING_ONLY:
+    if reason == picking.RUNNING_ONLY:
         return "wait for the running task's tick to end"
     return _flat(decision.message)
 
 
-def _blockers(plan: Plan, decision: schedule.Decision, alerts: Sequence[str]) -> list[str]:
+def _blockers(plan: Plan, decision: picking.Decision, alerts: Sequence[str]) -> list[str]:
     found = [_flat(alert) for alert in alerts if alert.strip()]
     mode = plan.settings.tick_mode
     if mode != "auto":
@@ -202,12 +202,12 @@ def _blockers(plan: Plan, decision: schedule.Decision, alerts: Sequence[str]) ->
     found += [
         f"{task.id} is blocked [!] after {task.retries}/{most} retries" for task in _blocked(plan)
     ]
-    if decision.task is None and decision.reason in (schedule.RETRIES_EXHAUSTED, schedule.WAITING):
+    if decision.task is None and decision.reason in (picking.RETRIES_EXHAUSTED, picking.WAITING):
         found.append(_flat(decision.message))
     return found
 
 
-def _resume(decision: schedule.Decision, paths: _Paths) -> list[str]:
+def _resume(decision: picking.Decision, paths: _Paths) -> list[str]:
     """Steps that are true for this repository in this state."""
     command = paths.command
     steps = [
@@ -223,18 +223,18 @@ def _resume(decision: schedule.Decision, paths: _Paths) -> list[str]:
             f"Continue with {task.id}: `{command} tick` runs it here (or the scheduled "
             "workflow does, on GitHub)."
         )
-    elif reason in (schedule.PAUSED, schedule.STOPPED):
+    elif reason in (picking.PAUSED, picking.STOPPED):
         steps.append(
             f"Find why the plan stopped in {paths.status} (a circuit breaker line says why), "
             f"fix that, then `{command} resume`."
         )
-    elif reason in (schedule.PIPELINE_BLOCKED, schedule.RETRIES_EXHAUSTED):
+    elif reason in (picking.PIPELINE_BLOCKED, picking.RETRIES_EXHAUSTED):
         steps.append(
             f"For each blocked task, read its last entry in {paths.status}, answer with "
             f'`{command} note --task T-ID "…"`, then `{command} retry T-ID`; or '
             f'`{command} skip T-ID --why "…"`.'
         )
-    elif reason in (schedule.ALL_COMPLETE, schedule.NO_TASKS):
+    elif reason in (picking.ALL_COMPLETE, picking.NO_TASKS):
         steps.append(f"Nothing to resume: add tasks to {paths.plan} to go on.")
     else:
         steps.append(f"Nothing can start now ({_flat(decision.message)}); `{command} tick` later.")

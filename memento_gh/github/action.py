@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memento_gh import files, remote
 from memento_gh.controls.apply import apply_control, record_refused
 from memento_gh.controls.model import SOURCE_TRAILER, Control
-from memento_gh.engine.agent_check import (
+from memento_gh.engine.agents.check import (
     ACTION_OPTIONS,
     check_agent,
     check_model,
     choose_agent,
     read_agent_args,
 )
-from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS
+from memento_gh.engine.agents.presets import COMMAND, KNOWN_AGENTS
 from memento_gh.engine.records import TaskOutcome, TickResult
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.formats import status_log
 from memento_gh.github import artifact, boxes, events, pulls, reconcile, render

@@ -20,8 +20,8 @@ from memento_gh.formats import pull_record, status_log
 from memento_gh.github import ci, pulls
 from memento_gh.layout import Layout
 from memento_gh.plan.model import DONE, Plan
+from memento_gh.plan.picking import review_gate
 from memento_gh.plan.scanner import parse
-from memento_gh.plan.schedule import review_gate
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:

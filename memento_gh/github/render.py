@@ -22,8 +22,8 @@ from memento_gh.formats import status_log
 from memento_gh.markdown import NORMAL, CodeTracker
 from memento_gh.plan import budgets, values
 from memento_gh.plan.model import BLOCKED, DONE, PENDING, RUNNING, SKIPPED, Plan, Task
+from memento_gh.plan.picking import pick, review_gate
 from memento_gh.plan.progress import done_text
-from memento_gh.plan.schedule import pick, review_gate
 from memento_gh.plan.spend import Spend, format_usd
 
 LABEL = "memento"
@@ -700,7 +700,7 @@ _BOX_READERS: Mapping[str, Callable[[str], Control | None]] = {
 
 
 class TaskResultLike(Protocol):
-    """One task's result in a tick (memento_gh.engine.tick.TaskOutcome has these)."""
+    """One task's result in a tick (memento_gh.engine.tick.steps.TaskOutcome has these)."""
 
     @property
     def task_id(self) -> str: ...

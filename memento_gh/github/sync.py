@@ -25,6 +25,7 @@ Choices that matter:
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -38,6 +39,7 @@ from github import Auth, Github, GithubException
 from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
 
+from memento_gh import backoff
 from memento_gh.errors import UserError
 from memento_gh.github.boxes import History, Revision
 from memento_gh.github.ci import Check
@@ -553,7 +555,7 @@ class GitHub:
             if retry and failure.transient and attempt < self._attempts:
                 wait = failure.wait
                 if wait is None:
-                    wait = self._backoff * 2 ** (attempt - 1)
+                    wait = backoff.window(attempt, base=self._backoff, cap=math.inf)
                 if wait <= self._max_wait:
                     time.sleep(wait)
                     continue

@@ -15,7 +15,7 @@ from memento_gh.plan.model import (
     Plan,
     Task,
 )
-from memento_gh.plan.schedule import Decision, pick
+from memento_gh.plan.picking import Decision, pick
 from memento_gh.plan.values import format_time
 
 SCHEMA_VERSION = 1

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memento_gh.engine.agents import agent_argv
+from memento_gh.engine.agents.presets import agent_argv
 from memento_gh.plan.scanner import parse
 from testing.model_server import Call, Fail, ModelServer, Say
 from testing.plans import phase_block, plan_text, task_block

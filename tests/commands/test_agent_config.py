@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.engine.agent_check import AgentConfigError
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.agents.check import AgentConfigError
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout
 from testing.action_runs import ActionProject

@@ -9,7 +9,7 @@ import pytest
 
 from memento_gh import cli
 from memento_gh.commands.tick_options import TICK_OPTIONS, add_tick_options, tick_words
-from memento_gh.engine.agents import KNOWN_AGENTS
+from memento_gh.engine.agents.presets import KNOWN_AGENTS
 
 EVERY_OPTION = [
     "--agent",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.engine.verify_path import path_problems, verify_programs
+from memento_gh.engine.agents.verify_path import path_problems, verify_programs
 from memento_gh.plan.scanner import parse
 from testing.cli import call_memento
 from testing.repos import write

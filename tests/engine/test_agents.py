@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from memento_gh.architect.run import ARCHITECT_TASK
-from memento_gh.engine.agent_check import choose_agent
-from memento_gh.engine.agents import (
+from memento_gh.engine.agents.check import choose_agent
+from memento_gh.engine.agents.cost_reports import COST_KEYS, parse_cost
+from memento_gh.engine.agents.presets import (
     KNOWN_AGENTS,
     AgentRun,
     agent_argv,
@@ -24,7 +25,6 @@ from memento_gh.engine.agents import (
     prepare_run,
     run_agent,
 )
-from memento_gh.engine.cost_reports import COST_KEYS, parse_cost
 from memento_gh.errors import UserError
 from memento_gh.plan.model import Task
 from memento_gh.plan.scanner import parse

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.engine import handoff
-from memento_gh.engine.branch import CHUNK
+from memento_gh.engine.pool import handoff
+from memento_gh.engine.pool.branch import CHUNK
 from memento_gh.engine.records import TickResult
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.layout import Layout
 from memento_gh.remote import RESULTS, SharedBranch
 from testing.cli import run_memento

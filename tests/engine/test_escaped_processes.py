@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.engine import process
-from memento_gh.engine.process import run_in_group
+from memento_gh.engine.agents import process
+from memento_gh.engine.agents.process import run_in_group
 from testing.agents import ESCAPER
 from testing.processes import alive
 from testing.ticks import Project, make_project, one_phase, plan_of, task

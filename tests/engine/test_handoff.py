@@ -1,4 +1,4 @@
-"""A posted result's record (``engine/handoff.py``): what another worker reads back is what
+"""A posted result's record (``engine/pool/handoff.py``): what another worker reads back is what
 the worker that ran the task had, and nothing else passes for a record."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from memento_gh.changes import FileChange
-from memento_gh.engine import handoff
-from memento_gh.engine.handoff import Handoff
-from memento_gh.engine.limits import Limit
+from memento_gh.engine.agents.limits import Limit
+from memento_gh.engine.pool import handoff
+from memento_gh.engine.pool.handoff import Handoff
 from memento_gh.engine.records import AgentResult, Attempt, ProcessResult, TaskOutcome, VerifyResult
 
 STARTED = datetime(2026, 5, 1, 12, 0, 3, tzinfo=timezone.utc)

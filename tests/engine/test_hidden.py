@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memento_gh.engine.hidden import stamp_files
+from memento_gh.engine.wall.hidden import stamp_files
 from testing.repos import write
 
 

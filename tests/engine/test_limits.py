@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memento_gh.engine.limits import Limit, provider_limit
+from memento_gh.engine.agents.limits import Limit, provider_limit
 
 pytestmark = pytest.mark.timeout(10)
 

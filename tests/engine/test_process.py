@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import pytest
 
-from memento_gh.engine.process import KEEP_HEAD, run_in_group
+from memento_gh.engine.agents.process import KEEP_HEAD, run_in_group
 from memento_gh.errors import UserError
 from testing.agents import scripted_argv, scripted_env
 from testing.processes import alive
@@ -169,7 +169,7 @@ def test_ctrl_c_in_the_caller_kills_the_whole_group(tmp_path: Path, prompt: Path
         f"""
         import os, sys
         from pathlib import Path
-        from memento_gh.engine.process import run_in_group
+        from memento_gh.engine.agents.process import run_in_group
         argv = {scripted_argv(prompt, "T-1")!r}
         try:
             run_in_group(argv, cwd=Path({str(tmp_path)!r}), env=os.environ, timeout=600, grace=1)

@@ -30,8 +30,8 @@ from typing import NamedTuple
 
 import pytest
 
-from memento_gh.engine.process import stop_tagged
-from memento_gh.engine.session import RUN_TAG
+from memento_gh.engine.agents.process import stop_tagged
+from memento_gh.engine.tick.session import RUN_TAG
 from memento_gh.plan.model import DONE, PENDING, RUNNING, Task
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import format_time

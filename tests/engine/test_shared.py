@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.engine.branch import ABANDONED
+from memento_gh.engine.pool.branch import ABANDONED
 from memento_gh.engine.records import TickResult
-from memento_gh.engine.tick import TickConfig, run_tick, utc_now
+from memento_gh.engine.tick.steps import TickConfig, run_tick, utc_now
 from memento_gh.gitrun import NetworkError
 from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan

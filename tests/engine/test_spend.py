@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.engine.records import TickResult
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.layout import Layout
 from testing.agents import Action, scripted_command
 from testing.ticks import Project, good, make_project, one_phase, plan_of, task, wrong

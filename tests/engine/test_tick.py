@@ -112,7 +112,7 @@ def test_a_tick_asks_git_only_what_it_needs(tmp_path: Path) -> None:
     # where the repository is, and the status before the agent: started together
     assert sorted(commands[:2]) == ["rev-parse", "status"]
     # the folders git ignores, listed while the prompt is built: the walk for special files
-    # the agent may leave (engine/special_files.py) skips them
+    # the agent may leave (engine/wall/special_files.py) skips them
     assert commands[2:] == ["ls-files", "status", "diff", "ls-files", "add", "commit"]
 
 
@@ -127,7 +127,7 @@ def test_a_tick_whose_agent_changes_nothing_runs_no_diff(tmp_path: Path) -> None
     ran(result)
     assert project.subjects()[0].startswith("memento: T-101 failed")
     commands = git_commands(log)
-    # and the folders git ignores, listed before the agent (engine/special_files.py)
+    # and the folders git ignores, listed before the agent (engine/wall/special_files.py)
     assert sorted(commands[:4]) == ["ls-files", "rev-parse", "status", "status"]
     assert "diff" not in commands[:5], commands  # the status said the agent changed nothing
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.dashboard.snapshot import build
-from memento_gh.engine.tick import TickConfig, run_tick
+from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.layout import Layout
 from memento_gh.remote import SharedBranch
 from testing.agents import Action, scripted_command, scripted_env

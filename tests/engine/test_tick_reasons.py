@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.dashboard.snapshot import build
-from memento_gh.engine.agents import last_words
+from memento_gh.engine.agents.presets import last_words
 from memento_gh.formats.status_log import ParsedEntry, parse_status
 from testing.agents import AGENTS_DIR
 from testing.ticks import GUARD, Project, good, make_project

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from memento_gh.engine.verify import output_head, run_verify
+from memento_gh.engine.agents.verify import output_head, run_verify
 from testing.processes import alive
 
 ENV = {"PATH": os.environ["PATH"]}

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from memento_gh.formats.state import parse_state, render_state
-from memento_gh.plan import schedule
+from memento_gh.plan import picking
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
 from testing.plans import DEFAULT_META, phase_block, plan_text, task_block
@@ -67,7 +67,7 @@ def test_the_snapshot_names_the_task_the_scheduler_picks(name: str) -> None:
     plan, expected = CASES[name]
     state = state_of(plan)
 
-    picked = schedule.pick(plan).task
+    picked = picking.pick(plan).task
     assert picked is not None
     assert picked.id == expected
     assert state["Next"] == f"{expected} [MODULE:core] Step {expected}"
@@ -109,7 +109,7 @@ def test_the_snapshot_names_the_task_the_scheduler_picks(name: str) -> None:
 def test_with_nothing_to_run_the_snapshot_says_why_and_how_to_go_on(
     plan: Plan, next_line: str, resume: str
 ) -> None:
-    assert schedule.pick(plan).task is None
+    assert picking.pick(plan).task is None
     text = render_state(plan, now=NOW, last_action="Tick #007: T-101 success")
     assert parse_state(text)["Next"] == next_line
     assert resume in text

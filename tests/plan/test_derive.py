@@ -198,7 +198,7 @@ def test_a_plan_with_problems_is_read_again() -> None:
 
 
 def success_edits(plan: Plan, task_id: str) -> list[Edit]:
-    """What a tick writes when a task succeeds (engine/tick.py ``_success_edits``)."""
+    """What a tick writes when a task succeeds (engine/tick/steps.py ``_success_edits``)."""
     found = [editor.set_status(plan, task_id, "x")]
     removed = editor.remove_field(plan, task_id, "claimed")
     if removed is not None:

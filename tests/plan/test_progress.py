@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from memento_gh.plan.picking import pick
 from memento_gh.plan.progress import SCHEMA_VERSION, next_summary, summary
 from memento_gh.plan.scanner import parse
-from memento_gh.plan.schedule import pick
 from testing.plans import (
     DEFAULT_FIELDS,
     DEFAULT_META,

@@ -4,10 +4,10 @@ until its pull request is merged or a person approves (the comment then says app
 from __future__ import annotations
 
 from memento_gh.plan.model import ERROR
+from memento_gh.plan.picking import READY, WAITING, pick
 from memento_gh.plan.scanner import parse
-from memento_gh.plan.schedule import READY, WAITING, pick
 from testing.plans import DEFAULT_META, plan_text
-from tests.plan.test_schedule import phase, task
+from tests.plan.test_picking import phase, task
 
 
 def gated(review: str, first: str = "x") -> str:

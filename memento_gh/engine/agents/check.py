@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from memento_gh.engine.agents import COMMAND, KNOWN_AGENTS, PLACEHOLDER, PRESETS
+from memento_gh.engine.agents.presets import COMMAND, KNOWN_AGENTS, PLACEHOLDER, PRESETS
 from memento_gh.errors import UserError
 
 

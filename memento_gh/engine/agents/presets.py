@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import IO, NamedTuple
 
 from memento_gh import credentials, files
-from memento_gh.engine import cost_reports
-from memento_gh.engine.cost_reports import parse_cost
-from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
+from memento_gh.engine.agents import cost_reports
+from memento_gh.engine.agents.cost_reports import parse_cost
+from memento_gh.engine.agents.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import AgentResult
 from memento_gh.errors import UserError
 from memento_gh.plan.model import Task

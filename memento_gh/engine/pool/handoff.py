@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from memento_gh.changes import FileChange
-from memento_gh.engine.limits import Limit
+from memento_gh.engine.agents.limits import Limit
 from memento_gh.engine.records import AgentResult, Attempt, ProcessResult, TaskOutcome, VerifyResult
 
 RESULT_KEY = "memento-result"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memento_gh import files
-from memento_gh.engine.ledger import Ledger
+from memento_gh.engine.books.ledger import Ledger
 from memento_gh.engine.prompt import LastAttempt
 from memento_gh.engine.records import Attempt, Claim
 from memento_gh.formats import status_log

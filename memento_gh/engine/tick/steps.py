@@ -19,13 +19,15 @@ from datetime import datetime, timezone
 from typing import NamedTuple, Protocol
 
 from memento_gh import files
-from memento_gh.engine import agent_check, attempt, bookkeeping, breaker, pipeline
-from memento_gh.engine.branch import LocalBranch, PoolBranch, Remote, refuse_dirty_tree
+from memento_gh.engine.agents import check as agent_check
+from memento_gh.engine.books import bookkeeping, breaker
 from memento_gh.engine.globs import is_ignored
+from memento_gh.engine.pool.branch import LocalBranch, PoolBranch, Remote, refuse_dirty_tree
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome, TickResult
-from memento_gh.engine.recovery import RunningMarker, recover_dead_tick
-from memento_gh.engine.results import defer, fail, succeed
-from memento_gh.engine.session import Clock, Session, is_working_file, log_line
+from memento_gh.engine.tick import attempt, pipeline
+from memento_gh.engine.tick.recovery import RunningMarker, recover_dead_tick
+from memento_gh.engine.tick.results import defer, fail, succeed
+from memento_gh.engine.tick.session import Clock, Session, is_working_file, log_line
 from memento_gh.formats import status_log
 from memento_gh.gitrun import GitError, NetworkError
 from memento_gh.layout import Layout

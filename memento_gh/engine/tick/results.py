@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from memento_gh.engine import bookkeeping, fingerprint, lessons, pipeline
+from memento_gh.engine.books import bookkeeping, lessons
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
-from memento_gh.engine.session import Session
+from memento_gh.engine.tick import pipeline
+from memento_gh.engine.tick.session import Session
+from memento_gh.engine.wall import fingerprint
 from memento_gh.formats import status_log
 from memento_gh.plan import editor
 from memento_gh.plan.model import Plan

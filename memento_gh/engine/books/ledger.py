@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 
 from memento_gh import files
-from memento_gh.engine import bookkeeping
-from memento_gh.engine.plan_file import PlanFile
+from memento_gh.engine.books import bookkeeping
+from memento_gh.engine.books.plan_file import PlanFile
 from memento_gh.formats import status_log
 from memento_gh.formats.notes import mark_read
 from memento_gh.formats.state import render_state

@@ -10,8 +10,7 @@ from typing import NamedTuple
 import pytest
 
 from memento_gh.plan.model import Plan
-from memento_gh.plan.scanner import parse
-from memento_gh.plan.schedule import (
+from memento_gh.plan.picking import (
     ALL_COMPLETE,
     ALL_COMPLETE_LINE,
     NO_TASKS,
@@ -24,6 +23,7 @@ from memento_gh.plan.schedule import (
     WAITING,
     pick,
 )
+from memento_gh.plan.scanner import parse
 from testing.plans import DEFAULT_FIELDS, DEFAULT_META, phase_block, plan_text, task_block
 
 

@@ -1,7 +1,7 @@
 """Run a task's ``verify`` command: a shell line written by the plan's author.
 
 It runs with ``/bin/sh -c`` in the repository root, in its own process group, with the same
-timeout and kill rules as the agent (see :mod:`memento_gh.engine.process`).
+timeout and kill rules as the agent (see :mod:`memento_gh.engine.agents.process`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from memento_gh.engine.process import DEFAULT_GRACE, run_in_group
+from memento_gh.engine.agents.process import DEFAULT_GRACE, run_in_group
 from memento_gh.engine.records import VerifyResult
 from memento_gh.formats import runner_output
 

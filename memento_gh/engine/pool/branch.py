@@ -24,11 +24,13 @@ from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
-from memento_gh.engine import bookkeeping, handoff, pipeline, results
-from memento_gh.engine.handoff import Assignment, Carried, Handoff, Posted, Request
+from memento_gh.engine.books import bookkeeping
+from memento_gh.engine.pool import handoff
+from memento_gh.engine.pool.handoff import Assignment, Carried, Handoff, Posted, Request
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
-from memento_gh.engine.recovery import RunningMarker
-from memento_gh.engine.session import Session
+from memento_gh.engine.tick import pipeline, results
+from memento_gh.engine.tick.recovery import RunningMarker
+from memento_gh.engine.tick.session import Session
 from memento_gh.errors import UserError
 from memento_gh.formats import status_log
 from memento_gh.plan.model import PENDING, RUNNING, Task

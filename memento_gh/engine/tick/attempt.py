@@ -10,20 +10,12 @@ from typing import BinaryIO
 
 from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
-from memento_gh.engine import (
-    agents,
-    context,
-    fingerprint,
-    guards,
-    hidden,
-    lessons,
-    limits,
-    prompt,
-    special_files,
-    verify,
-)
+from memento_gh.engine import context, guards, prompt
+from memento_gh.engine.agents import limits, presets, verify
+from memento_gh.engine.books import lessons
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
-from memento_gh.engine.session import Session, is_working_file
+from memento_gh.engine.tick.session import Session, is_working_file
+from memento_gh.engine.wall import fingerprint, hidden, special_files
 from memento_gh.formats import status_log
 from memento_gh.formats.notes import Note, parse_notes
 from memento_gh.formats.project_map import parse_project_map
@@ -52,7 +44,7 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     )
     index = gitindex.KeptIndex(session.root, workspace.index_file)
     result, tree = run_agent(session, claim, settings)
-    failure = agents.failure_of(result)
+    failure = presets.failure_of(result)
     limit = provider_limit(session.agent, result, session.clock())
     # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
     violations = _remove_strays(tree)
@@ -151,7 +143,7 @@ def run_agent(
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
-    run = agents.AgentRun(
+    run = presets.AgentRun(
         prompt_file,
         task,
         session.root,
@@ -160,7 +152,7 @@ def run_agent(
         model_for(task, settings, session.model),
         session.agent_args,
     )
-    argv = agents.agent_argv(
+    argv = presets.agent_argv(
         session.agent,
         session.agent_cmd,
         prompt_file=run.prompt_file,
@@ -183,14 +175,14 @@ def run_agent(
             text = build_prompt(session, claim, settings)
             files.write_atomic(prompt_file, text, durable=False)
             session.keep_prompt(task.id, text)
-            written = agents.prepare_run(session.agent, run)
+            written = presets.prepare_run(session.agent, run)
             log = session.tick_log()  # before the walk: the log is no change of the agent's
             # memento's own folder (logs/) is walked, ignored or not
             ignored = [path for path in listing.result() if not is_working_file(path + "/")]
             tree = special_files.snapshot(session.root, ignored)
         finally:
             listing.close()
-        ran = agents.run_agent(
+        ran = presets.run_agent(
             argv,
             repo=session.root,
             env=dict(session.child_env),
@@ -221,7 +213,7 @@ def _identity_for(session: Session) -> tuple[str, ...]:
     """The identity memento commits with, for an agent that would otherwise write one into
     .git/config (aider, where git names nobody); read only for such an agent, since reading
     it is a git command of its own."""
-    return session.workspace.identity() if agents.writes_identity(session.agent) else ()
+    return session.workspace.identity() if presets.writes_identity(session.agent) else ()
 
 
 def model_for(task: Task, settings: Settings, chosen: str | None) -> str | None:

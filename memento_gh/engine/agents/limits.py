@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, NamedTuple
 
-from memento_gh.engine.cost_reports import json_lines, last_json
+from memento_gh.engine.agents.cost_reports import json_lines, last_json
 from memento_gh.plan.values import format_time
 
 #: The most characters of the agent's words a status entry shows.

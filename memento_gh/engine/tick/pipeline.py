@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from memento_gh import files
-from memento_gh.engine import bookkeeping, breaker, lessons
-from memento_gh.engine.session import Session
+from memento_gh.engine.books import bookkeeping, breaker, lessons
+from memento_gh.engine.tick.session import Session
 from memento_gh.formats import status_log
-from memento_gh.plan import schedule
+from memento_gh.plan import picking
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import Plan, Task
 
@@ -22,7 +22,7 @@ def choose(session: Session, tried: Collection[str], index: int) -> Task | None:
     if plan.settings.tick_mode != "auto":
         return None
     plan = reset_stale_claims(session, plan)
-    decision = schedule.pick(plan, skip=tried)
+    decision = picking.pick(plan, skip=tried)
     task = decision.task
     if task is None:
         if index == 0:
@@ -38,7 +38,7 @@ def pick_quietly(session: Session) -> Task | None:
     plan = session.plan_file.current
     if plan.settings.tick_mode != "auto":
         return None
-    return schedule.pick(reset_stale_claims(session, plan)).task
+    return picking.pick(reset_stale_claims(session, plan)).task
 
 
 def next_tick_number(plan: Plan) -> int:
@@ -71,9 +71,9 @@ def reset_stale_claims(session: Session, plan: Plan) -> Plan:
     return session.plan_file.current
 
 
-def announce_rest(session: Session, decision: schedule.Decision) -> None:
+def announce_rest(session: Session, decision: picking.Decision) -> None:
     """Nothing to run: say why, and log "all complete" or "blocked" when newly so."""
-    if decision.reason in (schedule.ALL_COMPLETE, schedule.PIPELINE_BLOCKED):
+    if decision.reason in (picking.ALL_COMPLETE, picking.PIPELINE_BLOCKED):
         announce_once(session, decision.message)
     session.say(f"Nothing to run: {decision.message}")
 
@@ -81,9 +81,9 @@ def announce_rest(session: Session, decision: schedule.Decision) -> None:
 def announce_completion(session: Session) -> None:
     """The task just recorded was the plan's last: "🎉 ALL TASKS COMPLETE" goes into the
     status log now, for the commit that records the task (written here, not committed)."""
-    decision = schedule.pick(session.plan_file.current)
+    decision = picking.pick(session.plan_file.current)
     ledger = session.ledger
-    if decision.reason != schedule.ALL_COMPLETE:
+    if decision.reason != picking.ALL_COMPLETE:
         return
     if not status_log.is_latest_event(ledger.status_text(), decision.message):
         ledger.append_event(decision.message)

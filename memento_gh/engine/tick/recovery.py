@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memento_gh import files, gitindex
-from memento_gh.engine import process
-from memento_gh.engine.session import RUN_TAG, Session
+from memento_gh.engine.agents import process
+from memento_gh.engine.tick.session import RUN_TAG, Session
 from memento_gh.errors import UserError
 from memento_gh.workspace import RollbackReport
 

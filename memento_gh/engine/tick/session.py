@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from memento_gh import files
-from memento_gh.engine import agents, context
-from memento_gh.engine.ledger import Ledger
-from memento_gh.engine.plan_file import PlanFile
+from memento_gh.engine import context
+from memento_gh.engine.agents import presets
+from memento_gh.engine.books.ledger import Ledger
+from memento_gh.engine.books.plan_file import PlanFile
 from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.values import format_time
 from memento_gh.redact import RedactingWriter, Redactor
@@ -82,7 +83,7 @@ class Session:
     @cached_property
     def child_env(self) -> Mapping[str, str]:
         """The environment of the agent and verify: no credentials, and this tick's tag."""
-        return {**agents.agent_env(self.environ), RUN_TAG: self.run_tag}
+        return {**presets.agent_env(self.environ), RUN_TAG: self.run_tag}
 
     @property
     def log_name(self) -> str:
