@@ -1,8 +1,8 @@
 """A workflow run on the ``memento`` branch, as steps that return values: checkout → kept in
-step with the base → plan checked → controls applied → held or not → tick result → pushed
-→ synced → report. ``steps`` below is that order, in one screen; each step returns its own
-lines for the report, and what a later step needs of it. A new step is a function here
-and a line there.
+step with the base (and what that made pushed, when GitHub may refuse it) → plan checked →
+controls applied → held or not → tick result → pushed → synced → report. ``steps`` below
+is that order, in one screen; each step returns its own lines for the report, and what a
+later step needs of it. A new step is a function here and a line there.
 
 Issue writes come after the push, so a failing API never loses a tick: the next run
 converges. With several workers on the branch (the ``workers`` input above 1, one job of a
@@ -22,7 +22,7 @@ from memento_gh.controls.model import Control
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
-from memento_gh.github import applying, artifact, events, job_text
+from memento_gh.github import applying, artifact, events, guidance, job_text
 from memento_gh.github.applying import Applied
 from memento_gh.github.delivery import CiHold, Delivery, Kept
 from memento_gh.github.failures import SyncError
@@ -96,7 +96,7 @@ def steps(
     dashboard, which still runs so that the boxes it ticked are refused, and unticked, by
     this run rather than left for a later one to find."""
     checkout = check_out(run, share)
-    kept = keep_in_step(run, checkout)
+    kept = can_push(run, checkout, keep_in_step(run, checkout))  # before any agent runs
     checked = check_plan(run)
     if not checked.valid:
         return report(run, "invalid-plan", None, (kept, checked))
@@ -152,6 +152,21 @@ def keep_in_step(run: RunContext, checkout: Checkout) -> Kept:
         return kept
     approved = applying.apply_one(run, Control("approve"))
     return kept._replace(lines=kept.lines + approved.lines)
+
+
+def can_push(run: RunContext, checkout: Checkout, kept: Kept) -> Kept:
+    """Can this run's work be pushed? Asked before any agent runs, so that none is spent
+    on a tick that cannot land: a merge of the base that changes workflow files is pushed
+    now, and when GitHub refuses it, the run goes on without the base's changes (the
+    returned ``held`` makes one issue say so)."""
+    held = checkout.delivery.push_workflow_changes()
+    if held is None:
+        return kept
+    line = (
+        f"That merge was undone: GitHub refused to push it (“{held.said}”), so this run goes "
+        f"on without {held.base}'s new commits. To let them in, {guidance.PUSH_TOKEN_ADVICE}."
+    )
+    return kept._replace(lines=(*kept.lines, line), held=held)
 
 
 def check_plan(run: RunContext) -> Checked:

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from memento_gh.engine.records import TaskOutcome
 from memento_gh.formats import status_log
-from memento_gh.github import artifact, boxes, job_text, pulls, reconcile, render
+from memento_gh.github import artifact, boxes, job_text, pulls, reconcile, render, setup_issues
 from memento_gh.github.delivery import Delivery, Kept
 from memento_gh.github.failures import SyncError
 from memento_gh.github.run_context import RunContext, read_plan, read_records
@@ -29,6 +29,7 @@ class Synced(NamedTuple):
 class _Issues(NamedTuple):
     found: reconcile.Found
     links: dict[str, str]
+    found_all: Sequence[reconcile.IssueLike] = ()  # every memento issue, as listed
 
 
 def sync(
@@ -75,6 +76,10 @@ def _progress(
         listed = run.listing().pulls
         delivered = delivery.deliver(plan, listed, issues.links, url, kept.base_ref)
         yield (synced := synced._replace(lines=synced.lines + delivered.lines))
+        refusal = setup_issues.pulls_text(delivered.refused) if delivered.refused else None
+        resolved = delivered.opened or run.settings.delivery.pull_request == "off"
+        kind = setup_issues.PULLS_KIND
+        _carry_out(run, setup_issues.operations(kind, refusal, issues.found_all, resolved=resolved))
         if delivered.review is not None:
             asked = delivery.ask_review(*delivered.review)
             yield (synced := synced._replace(lines=(*synced.lines, asked)))
@@ -94,10 +99,13 @@ def _task_issues(
     operations += reconcile.breaker_operations(plan, records, found)
     operations += reconcile.duplicate_operations(found)
     operations += pulls.conflict_operations(kept.conflict, issues)
+    held = setup_issues.workflows_text(kept.held) if kept.held else None
+    kind = setup_issues.WORKFLOWS_KIND
+    operations += setup_issues.operations(kind, held, issues, resolved=True)
     created = _carry_out(run, operations)
     links = {task: issue.url for task, issue in found.tasks.items()}
     links.update({task: url for task, url in created.items() if task})
-    return _Issues(found, links)
+    return _Issues(found, links, issues)
 
 
 def _dashboard_edit(

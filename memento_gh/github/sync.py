@@ -215,7 +215,9 @@ class _Client:
                 if wait <= self._max_wait:
                     time.sleep(wait)
                     continue
-            raise SyncError(failure.text(attempt)) from None
+            raise SyncError(
+                failure.text(attempt), status=failure.status, said=failure.said
+            ) from None
 
     def _ensure_labels(self, names: Sequence[str]) -> None:
         if self._labels is None:

@@ -1,0 +1,162 @@
+"""GitHub's policies, as a default repository has them (``testing/fake_policies.py``, the
+origin's hook in ``testing/fake_origin.py``), each met by a real ``memento github`` run: the
+run goes on, says what GitHub refused in GitHub's own words, names the setting or the
+permission to change, and says it once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memento_gh.github import guidance, render, setup_issues
+from testing.action_runs import TOKEN, ActionProject, RunResult
+from testing.fake_github import FakeGitHub
+from testing.fake_policies import NO_DRAFTS, NOT_PERMITTED
+from testing.repos import clone, commit_all, git, write
+from testing.ticks import good
+
+pytestmark = pytest.mark.timeout(180)
+
+WORKFLOW_REFUSAL = "refusing to allow a GitHub App to create or update workflow"
+PUSHER = "github_pat_with_the_workflows_permission"
+
+
+@pytest.fixture
+def default_github() -> Iterator[FakeGitHub]:
+    """A repository as GitHub makes it: every policy at its default."""
+    with FakeGitHub("octo/project", TOKEN) as server:
+        server.set_permission("alice", "admin")
+        yield server
+
+
+def project_on(tmp_path: Path, github: FakeGitHub) -> ActionProject:
+    project = ActionProject(tmp_path, github)
+    github.git_dir = project.origin
+    return project
+
+
+@pytest.fixture
+def project(tmp_path: Path, github: FakeGitHub) -> ActionProject:
+    return project_on(tmp_path, github)
+
+
+def tick(project: ActionProject, task_id: str, **options: Any) -> RunResult:
+    project.script({task_id: good(task_id)})
+    result = project.run("schedule", **options)
+    assert result.code == 0, result.said
+    return result
+
+
+def setup_issues_of(github: FakeGitHub, kind: str) -> list[dict[str, Any]]:
+    return [
+        issue
+        for issue in github.issues(pulls=False)
+        if issue["body"].startswith(render.marker(kind))
+    ]
+
+
+def warnings(result: RunResult) -> list[str]:
+    return [line for line in result.said if line.startswith("::warning")]
+
+
+def push_to_main(project: ActionProject, path: str, text: str) -> None:
+    """A person changes ``path`` on main, pushing by path (nothing refuses them)."""
+    person = project.tmp / "person"
+    if not person.exists():
+        clone(project.origin, person, "-b", "main")
+    git(person, "pull", "-q", "--ff-only", "origin", "main")
+    write(person, path, text)
+    commit_all(person, f"a person changes {path}")
+    git(person, "push", "-q", "origin", "main")
+
+
+# -- 1. workflow files -----------------------------------------------------------------------
+
+
+def test_a_workflow_change_on_main_costs_no_tick_and_waits_in_one_issue(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    with project.served() as url:
+        tick(project, "T-101", origin_url=url)
+        push_to_main(project, ".github/workflows/ci.yml", "on: push\n")
+        first = tick(project, "T-102", origin_url=url)
+        assert project.marker("T-102") == "x", first.said  # the tick's work landed
+        assert git(project.origin, "rev-list", "--count", "memento..main").strip() != "0"
+        [issue] = setup_issues_of(github, setup_issues.WORKFLOWS_KIND)
+        assert WORKFLOW_REFUSAL in issue["body"] and ".github/workflows/ci.yml" in issue["body"]
+        assert guidance.WORKFLOWS_PERMISSION in issue["body"]
+        said = "\n".join(first.said)
+        assert WORKFLOW_REFUSAL in said and guidance.WORKFLOWS_PERMISSION in said
+        assert warnings(first) == []
+        second = tick(project, "T-103", origin_url=url)
+        assert project.marker("T-103") == "x", second.said
+        assert setup_issues_of(github, setup_issues.WORKFLOWS_KIND) == [issue]  # said once
+        assert github.comments(issue["number"]) == []
+    env = {"MEMENTO_GITHUB_PUSH_TOKEN": PUSHER}
+    with project.served([PUSHER], workflows=[PUSHER]) as url:
+        project.run("workflow_dispatch", env={**env, "MEMENTO_COMMAND": "pause"}, origin_url=url)
+    git(project.origin, "merge-base", "--is-ancestor", "main", "memento")
+    [closed] = setup_issues_of(github, setup_issues.WORKFLOWS_KIND)
+    assert closed["state"] == "closed"
+
+
+def test_a_push_token_without_the_workflows_permission_is_refused_the_same_way(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    env = {"MEMENTO_GITHUB_PUSH_TOKEN": PUSHER}
+    with project.served([PUSHER]) as url:
+        tick(project, "T-101", origin_url=url, env=env)
+        push_to_main(project, ".github/workflows/memento.yml", "on: schedule\n")
+        tick(project, "T-102", origin_url=url, env=env)
+    assert project.marker("T-102") == "x"
+    [issue] = setup_issues_of(github, setup_issues.WORKFLOWS_KIND)
+    assert issue["state"] == "open" and "memento.yml" in issue["body"]
+
+
+# -- 2. the pull-request setting -----------------------------------------------------------
+
+
+def test_a_refused_pull_request_is_said_once_in_an_issue_that_names_the_setting(
+    tmp_path: Path, default_github: FakeGitHub
+) -> None:
+    github = default_github
+    project = project_on(tmp_path, github)
+    first = tick(project, "T-101")
+    assert github.pulls() == []
+    [issue] = setup_issues_of(github, setup_issues.PULLS_KIND)
+    for words in (NOT_PERMITTED, guidance.WORKFLOW_PERMISSIONS, guidance.PULLS_SETTING):
+        assert words in issue["body"], issue["body"]
+    assert "compare/main...memento" in issue["body"]
+    assert "pull-requests: write" not in "\n".join(first.said) + issue["body"]
+    assert warnings(first) == []
+    second = tick(project, "T-102")
+    assert warnings(second) == []
+    assert setup_issues_of(github, setup_issues.PULLS_KIND) == [issue]
+    assert github.comments(issue["number"]) == []
+    github.set_policy(actions_may_open_pulls=True)  # the person ticks the box
+    tick(project, "T-103")
+    [pull] = github.pulls()
+    assert pull["state"] == "open"
+    [closed] = setup_issues_of(github, setup_issues.PULLS_KIND)
+    assert closed["state"] == "closed"
+
+
+# -- 3. drafts -------------------------------------------------------------------------------
+
+
+def test_a_private_repository_on_free_gets_a_ready_pull_request_and_is_told_why(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    github.set_policy(private=True, plan="free")
+    result = tick(project, "T-101")
+    [pull] = github.pulls()
+    assert pull["draft"] is False
+    said = "\n".join(result.said)
+    assert NO_DRAFTS in said and guidance.DRAFTS_ADVICE in said
+    assert "bug in memento-gh" not in said and warnings(result) == []
+    github.reset_requests()
+    tick(project, "T-102")
+    assert github.request_count("POST", "pulls") == 0  # no retry on later runs
