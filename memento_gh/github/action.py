@@ -2,6 +2,7 @@
 the synced issues, the job summary and the step outputs.
 
 A run: read the settings (``settings.py``) and the event; route it (``events.py``, pure);
+in the relay job, hand a trusted author's comment on, and nothing else (``relay.py``);
 pass the trust gate; then either draft a plan from an issue (``drafting.py``) or run on the
 memento branch (``branch_run.py``: its steps, in order).
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memento_gh.errors import UserError
-from memento_gh.github import branch_run, events
+from memento_gh.github import branch_run, events, relay
 from memento_gh.github.branch_run import ShareBranch, share_branch
 from memento_gh.github.reporting import Report, finish
 from memento_gh.github.run_context import run_context, tick_agent, without_tokens
@@ -44,6 +45,14 @@ def run(
     github = (connect or _connect)(settings)
     github.redact = redact  # every issue, body and comment
     current = run_context(settings, env, root, github, say, clock)
+    if settings.relay:
+        report = relay.relay(request, github, current.trusts)
+        return finish(settings, None, report, say, redact)
+    if request.kind == events.RELAYED:
+        request = relay.unpack(request, github, settings.inputs)
+        say(f"relayed: {request.reason or request.kind}")
+        if request.kind == "ignore":
+            return finish(settings, None, Report("ignored", (request.reason,)), say, redact)
     trusted = request.actor is None or current.trusts(request.actor)
     if request.actor is not None and not trusted and not request.rerender_dashboard:
         who = f"@{request.actor.login}"

@@ -120,7 +120,7 @@ def steps(
         synced = sync(run, checkout.delivery, kept, ticks.decided(), tasks)
         proposed = Lines(applying.architect_auto(run))
     if request.comment_id is not None and not run.settings.dry_run:
-        acknowledge(run, request.comment_id, applied.messages)
+        acknowledge(run, request.comment_id, bool(applied.messages) or request.tick_after)
     said = (kept, checked, ticks, applied, held, ticked, untrusted, pushed, synced, proposed)
     return report(run, outcome, ticked.result, said, synced)
 
@@ -241,7 +241,7 @@ def push(run: RunContext, checkout: Checkout) -> Pushed:
     return Pushed(False, (said,))
 
 
-def acknowledge(run: RunContext, comment_id: int, applied: Sequence[str]) -> None:
+def acknowledge(run: RunContext, comment_id: int, applied: bool) -> None:
     try:
         run.github.react(comment_id, "+1" if applied else "confused")
     except SyncError as error:

@@ -436,6 +436,18 @@ class GitHub(_PullRequests):
             self._own_login = viewer.login
         return self._own_login
 
+    def reacted(self, comment_id: int) -> bool:
+        """Whether memento (the token's own user) has reacted to comment ``comment_id``:
+        the mark that a comment with nothing to record, a bare `/memento tick`, was
+        answered (one request per 100 reactions, and the login once per object)."""
+        own = self.own_login()
+        raw = self._pages(
+            f"listing the reactions to comment {comment_id}",
+            f"/issues/comments/{comment_id}/reactions",
+            {},
+        )
+        return any(str((item.get("user") or {}).get("login")) == own for item in raw)
+
     def permission(self, login: str) -> str:
         """``login``'s permission on the repository: admin, maintain, write, triage, read or
         none (none for a stranger, whom GitHub answers 404, and for app bots, at no cost)."""
@@ -459,7 +471,38 @@ class GitHub(_PullRequests):
                 return str(value)
         return "none"
 
+    def relayed_comment(self, comment_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Comment ``comment_id`` and its issue as GitHub has them now (two requests), as
+        the JSON an ``issue_comment`` event carries them: for the router, which reads a
+        relayed comment exactly as a delivered one."""
+        url = f"{self._repo.url}/issues/comments/{comment_id}"
+        requester = self._repo.requester
+        comment = self._call(
+            f"reading comment {comment_id}",
+            lambda: requester.requestJsonAndCheck("GET", url)[1],
+            retry=True,
+        )
+        issue_url = str((comment or {}).get("issue_url") or "")
+        number = int(issue_url.rstrip("/").rsplit("/", 1)[-1] or 0)
+        issue = self._repo.get_issue(number)  # lazy: its first attribute read is the request
+        raw = self._call(f"reading issue #{number}", lambda: issue.raw_data, retry=True)
+        return dict(comment or {}), dict(raw)
+
     # -- writing -----------------------------------------------------------------------------
+
+    def dispatch(self, event_type: str, payload: Mapping[str, Any]) -> None:
+        """A ``repository_dispatch`` event, which starts a workflow run even when made with
+        the workflow's own token (contents: write). Never retried: a 5xx may come after
+        GitHub started the run."""
+        url = f"{self._repo.url}/dispatches"
+        body = {"event_type": event_type, "client_payload": dict(payload)}
+        requester = self._repo.requester
+        self._call(
+            f"handing on to the memento job ({event_type})",
+            lambda: requester.requestJsonAndCheck("POST", url, input=body),
+            retry=False,
+            unsure=True,
+        )
 
     def create_issue(self, title: str, body: str, labels: Sequence[str]) -> Issue:
         """Create an issue, after creating any of ``labels`` the repository lacks.

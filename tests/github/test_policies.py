@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memento_gh.github import guidance, render, setup_issues
-from testing.action_runs import TOKEN, ActionProject, RunResult
+from testing.action_runs import TOKEN, ActionProject, RunResult, comment_event
 from testing.fake_github import FakeGitHub
 from testing.fake_policies import NO_DRAFTS, NOT_PERMITTED
 from testing.repos import clone, commit_all, git, write
@@ -160,3 +160,138 @@ def test_a_private_repository_on_free_gets_a_ready_pull_request_and_is_told_why(
     github.reset_requests()
     tick(project, "T-102")
     assert github.request_count("POST", "pulls") == 0  # no retry on later runs
+
+
+# -- 8. a protected branch -------------------------------------------------------------------
+
+
+def merge_pull_by_squash(project: ActionProject, github: FakeGitHub, number: int) -> None:
+    """The person squashes memento's pull request into main, on GitHub."""
+    person = project.tmp / "merger"
+    clone(project.origin, person, "-b", "main")
+    head = git(person, "rev-parse", "origin/memento").strip()
+    git(person, "merge", "-q", "--squash", "origin/memento")
+    git(person, "commit", "-q", "-m", f"memento's work (#{number})")
+    git(person, "push", "-q", "origin", "main")
+    merged = git(person, "rev-parse", "main").strip()
+    github.merge_pull(number, merged, head_sha=head, method="squash")
+
+
+@pytest.mark.parametrize("ruleset", [False, True])
+def test_a_protected_branch_is_merged_into_after_a_merged_pull_request(
+    project: ActionProject, github: FakeGitHub, ruleset: bool
+) -> None:
+    tick(project, "T-101")
+    [pull] = github.pulls()
+    github.protect_branch("memento", ruleset=ruleset)
+    merge_pull_by_squash(project, github, pull["number"])
+    result = tick(project, "T-102")
+    assert project.marker("T-102") == "x", result.said
+    git(project.origin, "merge-base", "--is-ancestor", "main", "memento")
+    said = "\n".join(result.said)
+    assert ("GH013" if ruleset else "GH006") in said and "Cannot force-push" in said
+    assert guidance.FORCE_PUSH_ADVICE in said
+
+
+# -- 4. trust is permission ------------------------------------------------------------------
+
+
+def dashboard_of(project: ActionProject) -> dict[str, Any]:
+    [dashboard] = project.memento_issues("dashboard")
+    return dashboard
+
+
+def test_a_read_only_collaborator_steers_nothing_whatever_their_association(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    tick(project, "T-101")
+    github.set_permission("bob", "read")  # invited to read: GitHub says COLLABORATOR
+    payload = comment_event(
+        github,
+        dashboard_of(project),
+        "/memento skip T-102 not needed",
+        author="bob",
+        association="COLLABORATOR",
+    )
+    result = project.run("issue_comment", payload)
+    assert result.outputs["outcome"] == "untrusted", result.said
+    assert project.marker("T-102") == " "
+
+
+def test_an_organisation_member_with_write_permission_steers_whatever_is_shown(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    tick(project, "T-101")
+    github.add_member("carol", permission="write", public=True)  # MEMBER
+    github.add_member("dave")  # a member who may only read: MEMBER says nothing of it
+    payload = comment_event(
+        github, dashboard_of(project), "/memento pause", author="dave", association="MEMBER"
+    )
+    assert project.run("issue_comment", payload).outputs["outcome"] == "untrusted"
+    assert project.plan().settings.tick_mode == "auto"
+    payload = comment_event(
+        github, dashboard_of(project), "/memento pause", author="carol", association="MEMBER"
+    )
+    assert project.run("issue_comment", payload).outputs["outcome"] == "controls"
+    assert project.plan().settings.tick_mode == "paused"
+
+
+# -- 5. private members ----------------------------------------------------------------------
+
+
+def private_member_comment(project: ActionProject, github: FakeGitHub, body: str) -> dict[str, Any]:
+    """carol keeps her membership private (GitHub's default) and may push: GitHub shows her
+    comment as NONE."""
+    github.add_member("carol", permission="write")
+    comment = github.add_comment(dashboard_of(project)["number"], body, author="carol")
+    assert comment["author_association"] == "NONE"
+    return comment
+
+
+def test_a_private_members_comment_is_relayed_to_the_memento_job_and_served(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    tick(project, "T-101")
+    comment = private_member_comment(project, github, "/memento tick")
+    event = {
+        "action": "created",
+        "issue": dashboard_of(project),
+        "comment": comment,
+        "sender": comment["user"],
+    }
+    relayed = project.run("issue_comment", event, env={"MEMENTO_RELAY": "true"})
+    assert relayed.outputs["outcome"] == "relayed", relayed.said
+    assert project.marker("T-102") == " "  # the relay job ran nothing
+    [dispatch] = github.dispatches()
+    assert dispatch["event_type"] == "memento-comment"
+    project.script({"T-102": good("T-102")})
+    result = project.run(
+        "repository_dispatch",
+        {"action": "memento-comment", "client_payload": dispatch["client_payload"]},
+    )
+    assert result.code == 0, result.said
+    assert project.marker("T-102") == "x"
+    assert [r["content"] for r in github.reactions(comment["id"])] == ["+1"]
+
+
+def test_a_strangers_comment_is_not_relayed(project: ActionProject, github: FakeGitHub) -> None:
+    tick(project, "T-101")
+    payload = comment_event(
+        github, dashboard_of(project), "/memento tick", author="mallory", association="NONE"
+    )
+    result = project.run("issue_comment", payload, env={"MEMENTO_RELAY": "true"})
+    assert result.outputs["outcome"] == "untrusted"
+    assert github.dispatches() == []
+
+
+def test_a_dropped_tick_of_a_private_member_is_caught_up_once_with_a_reaction(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    tick(project, "T-101")
+    comment = private_member_comment(project, github, "/memento tick")  # its run dropped
+    project.script({"T-102": good("T-102"), "T-103": good("T-103")})
+    result = project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "resume"})
+    assert project.marker("T-102") == "x", result.said
+    assert [r["content"] for r in github.reactions(comment["id"])] == ["+1"]
+    project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "resume"})
+    assert project.marker("T-103") == " "  # answered already: no second tick
