@@ -172,8 +172,9 @@ def actor_of(raw: Any) -> Actor | None:
     """A GraphQL actor; None for a deleted account (GitHub answers null)."""
     if not isinstance(raw, dict) or not raw.get("login"):
         return None
-    is_bot = raw.get("__typename") == "Bot"
     login = str(raw["login"])
+    # GraphQL's `viewer` is a User even for an app's token, whose login ends in "[bot]".
+    is_bot = raw.get("__typename") == "Bot" or login.endswith("[bot]")
     # GraphQL names a bot without the "[bot]" its REST login carries.
     return Actor(f"{login}[bot]" if is_bot and not login.endswith("[bot]") else login, None, is_bot)
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from memento_gh.github.sync import GitHub
 
 
+#: How far back from the pushed tip ci-verify looks for the commits its push delivered.
+PUSH_DEPTH = 30
 #: Where GitHub keeps workflows: a change there needs the ``workflows`` permission to push.
 WORKFLOWS = ".github/workflows/"
 
@@ -208,28 +210,63 @@ class Delivery:
         return None
 
     def hold_for_ci(self, plan: Plan | None) -> CiHold:
-        """ci-verify, before the tick: held while the checks of the last completed task's
-        commit are pending; a failed one reopens that task (the run applies the controls
-        returned) with a note the retry reads, and the tick goes on."""
+        """ci-verify, before the tick: the checks of the branch's pushed tip stand for
+        every task its push delivered (``ci.py``). Held while one is pending; a failed one
+        reopens those tasks (the run applies the controls returned) with a note the retry
+        reads, and the tick goes on. A push that delivered no task holds nothing."""
         if plan is None or plan.settings.tick_mode != "auto":
-            return CiHold()  # no task starts anyway: the checks cost two requests for nothing
-        found = ci.last_completed(basesync.recent_commits(self.root))
-        if found is None:
+            return CiHold()  # no task starts anyway: the checks cost requests for nothing
+        tip = gitrun.output(self.root, "rev-parse", "-q", "--verify", self._tracking(self.branch))
+        if not tip:
             return CiHold()
-        task_id, sha = found
         try:
-            verdict = ci.verdict(self.github.checks(sha))
+            verdict = ci.verdict(self.github.checks(tip))
+            delivered = self._delivered(tip) if verdict.action != ci.GO_ON else ()
         except SyncError as error:
-            line = f"Waiting: the checks of {sha[:7]} could not be read ({error})."
+            line = f"Waiting: the checks of {tip[:7]} could not be read ({error})."
             return CiHold((line,), held=True)
         checks = {ci.WAIT: "pending", ci.REOPEN: "failure"}.get(verdict.action, "success")
+        if not delivered:
+            return CiHold(checks=checks)
         if verdict.action == ci.WAIT:
-            return CiHold((ci.waiting_line(task_id, sha, verdict.checks),), True, checks)
-        task = plan.task(task_id)
-        if verdict.action == ci.REOPEN and task is not None and task.marker == DONE:
-            note = Control("note", task_id, ci.note(task_id, sha, verdict.checks))
-            return CiHold(checks=checks, controls=(note, Control("reopen", task_id)))
-        return CiHold(checks=checks)
+            return CiHold((ci.waiting_line(delivered, tip, verdict.checks),), True, checks)
+        note = ci.note(delivered, tip, verdict.checks)
+        controls: list[Control] = []
+        for task_id in delivered:
+            task = plan.task(task_id)
+            if task is not None and task.marker == DONE:
+                controls += [Control("note", task_id, note), Control("reopen", task_id)]
+        return CiHold(checks=checks, controls=tuple(controls))
+
+    def _delivered(self, tip: str) -> tuple[str, ...]:
+        """The tasks the push that made ``tip`` delivered: those completed from ``tip``
+        back to the first commit before it with checks of its own (the previous push's
+        tip, where CI ran), or to the base (two requests a commit; read only when the
+        tip's checks are pending or failed)."""
+        base = self._tracking(self.base)
+        shown = gitrun.output(
+            self.root,
+            "log",
+            "--first-parent",
+            "-n",
+            str(PUSH_DEPTH),
+            "--format=%H%x00%s",
+            tip,
+            *(
+                [f"^{base}"]
+                if gitrun.output(self.root, "rev-parse", "-q", "--verify", base)
+                else []
+            ),
+        )
+        commits: list[tuple[str, str]] = []
+        for sha, _, subject in (line.partition("\0") for line in shown.splitlines()):
+            if commits and self.github.checks(sha):
+                break
+            commits.append((sha, subject))
+        return ci.completed_tasks(commits)
+
+    def _tracking(self, branch: str) -> str:
+        return f"refs/remotes/{self.endpoint.name}/{branch}"
 
     def record(
         self,

@@ -80,7 +80,7 @@ def answered(what: str, answer: Answer, where: Where, *, unsure: bool, now: floa
     status, message = answer.status, message_of(answer)
     headers = {key.lower(): value for key, value in answer.headers.items()}
     if status in (403, 429) and _rate_limited(message, headers):
-        failure = _rate_limit(what, status, rate_limit_wait(headers, now), now)
+        failure = _rate_limit(what, status, message, rate_limit_wait(headers, now), now)
     elif status >= 500:
         failure = Failure(
             f"GitHub answered {status} {message} while {what}",
@@ -142,10 +142,16 @@ def _refusal(what: str, status: int, message: str, answer: Answer, where: Where)
     )
 
 
-def _rate_limit(what: str, status: int, wait: float, now: float) -> Failure:
+def _rate_limit(what: str, status: int, message: str, wait: float, now: float) -> Failure:
     when = datetime.fromtimestamp(now + wait, timezone.utc).strftime("%H:%M:%S UTC")
+    # A secondary limit (too many requests at once, not in the hour) says so in its text.
+    happened = (
+        f"GitHub's secondary rate limit stopped {what} ({status} “{message}.”)"
+        if "secondary rate limit" in message
+        else f"GitHub's API rate limit is used up ({status} while {what})"
+    )
     return Failure(
-        f"GitHub's API rate limit is used up ({status} while {what})",
+        happened,
         f"retry after {when} (in {round(wait)} seconds); the next scheduled run catches up",
         transient=True,
         wait=wait,

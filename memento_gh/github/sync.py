@@ -87,9 +87,10 @@ LABELS: Mapping[str, tuple[str, str]] = {
 OTHER_LABEL = ("ededed", "")
 
 PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
-# A login that can be a collaborator: letters, digits and hyphens. An app's "name[bot]"
+# A login that can be a collaborator: letters, digits and hyphens, and the underscore of a
+# managed user's (Enterprise Managed Users are "name_shortcode"). An app's "name[bot]"
 # cannot be one, and nothing else may reach a URL path.
-_LOGIN = re.compile(r"[A-Za-z0-9-]{1,39}")
+_LOGIN = re.compile(r"[A-Za-z0-9_-]{1,39}")
 
 
 class _Listed(NonCompletableGithubObject):
@@ -327,7 +328,9 @@ class _PullRequests(_Client):
 
     def checks(self, sha: str) -> list[Check]:
         """The check runs and the commit statuses on commit ``sha`` (two requests, one
-        more per 100 check runs past the first 100)."""
+        more per 100 check runs past the first 100). The combined status lists 30 statuses
+        unless asked for more: 100, its most (PyGithub's ``get_combined_status`` asks for
+        none)."""
         runs = self._pages(
             f"reading the check runs of {sha[:7]}",
             f"/commits/{sha}/check-runs",
@@ -335,12 +338,15 @@ class _PullRequests(_Client):
             list_item="check_runs",
         )
         found = [check_run_of(run) for run in runs]
+        url = f"{self._repo.url}/commits/{sha}/status"
+        requester = self._repo.requester
         combined = self._call(
             f"reading the commit statuses of {sha[:7]}",
-            lambda: self._commit(sha).get_combined_status().raw_data,
+            lambda: requester.requestJsonAndCheck("GET", url, parameters={"per_page": 100})[1],
             retry=True,
         )
-        return found + [status_of(status) for status in combined.get("statuses") or ()]
+        statuses = (combined or {}).get("statuses") or ()
+        return found + [status_of(status) for status in statuses]
 
     def post_status(
         self, sha: str, state: str, *, context: str, description: str, target_url: str | None

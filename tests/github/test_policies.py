@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memento_gh.github import guidance, render, setup_issues
+from memento_gh.github.failures import SyncError
 from testing.action_runs import TOKEN, ActionProject, RunResult, comment_event
 from testing.fake_github import FakeGitHub
 from testing.fake_policies import NO_DRAFTS, NOT_PERMITTED
@@ -295,3 +296,65 @@ def test_a_dropped_tick_of_a_private_member_is_caught_up_once_with_a_reaction(
     assert [r["content"] for r in github.reactions(comment["id"])] == ["+1"]
     project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "resume"})
     assert project.marker("T-103") == " "  # answered already: no second tick
+
+
+# -- 6. checks on the pushed tip -------------------------------------------------------------
+
+CI = {"MEMENTO_CI_VERIFY": "true", "MEMENTO_GITHUB_PUSH_TOKEN": "github_pat_for_pushes"}
+
+
+def test_a_failing_check_on_the_pushed_tip_reopens_every_task_its_push_delivered(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    project.script({"T-101": good("T-101"), "T-102": good("T-102")})
+    result = project.run("schedule", env={**CI, "MEMENTO_MAX_TASKS": "2"})
+    assert project.marker("T-101") == "x" and project.marker("T-102") == "x", result.said
+    tip = git(project.origin, "rev-parse", "memento").strip()
+    github.add_check_run(tip, "tests", conclusion="failure", summary="test_a failed")
+    project.script({})  # the retries' agents do nothing: the reopened tasks stay open
+    result = project.run("schedule", env=CI)
+    assert result.code == 0, result.said
+    subjects = project.subjects()
+    assert "memento: reopen T-101" in subjects and "memento: reopen T-102" in subjects
+    notes = project.show("docs/HUMAN_NOTES.md")
+    assert f"CI failed on {tip[:7]}" in notes and "test_a failed" in notes
+
+
+def test_ci_verify_reads_every_status_of_the_tip_not_the_first_thirty(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    tick(project, "T-101", env=CI)
+    tip = git(project.origin, "rev-parse", "memento").strip()
+    for n in range(30):
+        github.add_status(tip, f"lint-{n:02}", "success")
+    github.add_status(tip, "tests", "failure", description="test_a failed")  # the 31st
+    project.script({})
+    project.run("schedule", env=CI)
+    assert "memento: reopen T-101" in project.subjects()
+
+
+# -- 9. the smaller points -------------------------------------------------------------------
+
+
+def test_a_secondary_rate_limit_without_retry_after_is_waited_a_minute(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    tick(project, "T-101")
+    github.secondary_rate_limit("GET", "issues", times=5)
+    with pytest.raises(SyncError) as raised:
+        project.run("workflow_dispatch", env={"MEMENTO_COMMAND": "pause"})
+    said = str(raised.value)
+    assert "You have exceeded a secondary rate limit" in said  # GitHub's own words
+    assert "(in 60 seconds)" in said, said  # not the hour's reset
+
+
+def test_a_managed_users_login_is_asked_about_not_refused(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    tick(project, "T-101")
+    github.set_permission("ada_acme", "write")  # an Enterprise Managed User
+    payload = comment_event(
+        github, dashboard_of(project), "/memento pause", author="ada_acme", association="MEMBER"
+    )
+    assert project.run("issue_comment", payload).outputs["outcome"] == "controls"
+    assert project.plan().settings.tick_mode == "paused"
