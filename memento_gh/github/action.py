@@ -44,6 +44,7 @@ def run(
         return finish(settings, None, Report("ignored", (request.reason,)), say, redact)
     github = (connect or _connect)(settings)
     github.redact = redact  # every issue, body and comment
+    github.full_text_at = settings.run_url  # where a body cut to fit GitHub's limit points
     current = run_context(settings, env, root, github, say, clock)
     if settings.relay:
         report = relay.relay(request, github, current.trusts)

@@ -53,7 +53,7 @@ from github.IssueComment import IssueComment
 from github.PaginatedList import PaginatedList
 
 from memento_gh import backoff
-from memento_gh.github import failures
+from memento_gh.github import bodies, failures
 from memento_gh.github.answers import (
     HISTORY_QUERY,
     VIEWER_QUERY,
@@ -145,6 +145,9 @@ class _Client:
         #: Every title, body and comment written passes through it: the action sets its
         #: redactor here (credentials out of what GitHub shows).
         self.redact: Callable[[str], str] = str
+        #: Where the whole text of a body cut to fit GitHub's limit is: the action sets the
+        #: run's page here (``bodies.fit``).
+        self.full_text_at: str | None = None
         self.requests = 0
         self._attempts = max(attempts, 1)
         self._backoff = max(backoff, 0.0)
@@ -220,6 +223,10 @@ class _Client:
                 failure.text(attempt), status=failure.status, said=failure.said
             ) from None
 
+    def _body(self, text: str) -> str:
+        """A body as GitHub takes it: redacted, and cut to fit its limit."""
+        return bodies.fit(self.redact(text), self.full_text_at)
+
     def _ensure_labels(self, names: Sequence[str]) -> None:
         if self._labels is None:
             listed = self._pages("listing the repository's labels", "/labels", {})
@@ -271,7 +278,7 @@ class _PullRequests(_Client):
         """Open a pull request from ``head`` to ``base`` and label it ``memento`` (so the
         issue listing finds it). The create is never retried (a 5xx may come after GitHub
         made it); the next run finds it by its marker instead."""
-        title, body = self.redact(title), self.redact(body)
+        title, body = self.redact(title), self._body(body)
         created = self._call(
             f"opening the pull request from {head} to {base}",
             lambda: self._repo.create_pull(
@@ -304,7 +311,7 @@ class _PullRequests(_Client):
         """Set pull request ``number``'s body (and title) (a PATCH sets values: safe to
         retry)."""
         pull = self._repo.get_pull(number)  # lazy: no request
-        body = self.redact(body)
+        body = self._body(body)
         title = None if title is None else self.redact(title)
         self._call(
             f"editing pull request #{number}",
@@ -517,7 +524,7 @@ class GitHub(_PullRequests):
         the issue up (by its marker) before creating it again.
         """
         self._ensure_labels(labels)
-        title, body = self.redact(title), self.redact(body)
+        title, body = self.redact(title), self._body(body)
         created = self._call(
             f"creating the issue “{_short(title)}”",
             lambda: self._repo.create_issue(title=title, body=body, labels=list(labels)),
@@ -540,7 +547,7 @@ class GitHub(_PullRequests):
             return
         if state not in (None, "open", "closed"):
             raise ValueError(f"state must be open or closed, not {state!r}")
-        body = None if body is None else self.redact(body)
+        body = None if body is None else self._body(body)
         issue = self._repo.get_issue(number)  # lazy: no request
         self._call(
             f"editing issue #{number}",
@@ -555,7 +562,7 @@ class GitHub(_PullRequests):
     def comment(self, number: int, body: str) -> None:
         """Post a comment on issue ``number``. Never retried (it would post it twice)."""
         issue = self._repo.get_issue(number)  # lazy: no request
-        body = self.redact(body)
+        body = self._body(body)
         self._call(
             f"commenting on issue #{number}",
             lambda: issue.create_comment(body),

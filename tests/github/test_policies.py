@@ -358,3 +358,31 @@ def test_a_managed_users_login_is_asked_about_not_refused(
     )
     assert project.run("issue_comment", payload).outputs["outcome"] == "controls"
     assert project.plan().settings.tick_mode == "paused"
+
+
+# -- 7. body limits --------------------------------------------------------------------------
+
+#: A verify that prints lines of four-byte characters: what memento keeps of it (20,000
+#: characters) is 80,000 bytes, over the limit counted in bytes, not in characters.
+LOUD_VERIFY = "`python3 -c \"print(('🙂' * 3000 + chr(10)) * 40); raise SystemExit(1)\"`"
+
+
+def test_a_comment_longer_than_githubs_limit_is_cut_to_fit_and_points_to_the_run(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    from testing.ticks import one_phase, plan_of, task
+
+    plan = plan_of([one_phase(task("T-101", verify=LOUD_VERIFY))], max_retries="1")
+    project = ActionProject(tmp_path, github, plan)
+    project.script({"T-101": [{"write": "src/a.py", "text": "A = 1\n"}]})
+    result = project.run("schedule")
+    assert result.code == 0, result.said
+    assert project.marker("T-101") == "!"
+    assert [line for line in warnings(result) if "sync" in line] == [], result.said
+    [blocked] = project.memento_issues("blocked")
+    [comment] = github.comments(blocked["number"])
+    body = comment["body"]
+    assert 50_000 < len(body.encode("utf-8")) <= 65536  # whole lines of 12,000 bytes kept
+    run_url = f"{github.web_url}/octo/project/actions/runs/{1000 + project.runs}"
+    assert body.rstrip().endswith(f"[the run's logs]({run_url}).")
+    assert body.count("```") % 2 == 0 and body.count("<details>") == body.count("</details>")
