@@ -68,6 +68,30 @@ def run(
     return branch_run.steps(current, request, share, sender_trusted=trusted)
 
 
+def check(
+    env: Mapping[str, str],
+    *,
+    say: Callable[[str], None] = print,
+    connect: Callable[[Settings], GitHub] | None = None,
+) -> int:
+    """``memento github --check``: the set-up checklist the first run writes, printed (and
+    added to the job summary in a workflow); nothing is changed. 1 when a check fails."""
+    from memento_gh.github import first_run, setup_checks
+
+    settings = read_settings(env)
+    redact = Redactor.from_environ(env, [settings.token]).redact
+    github = (connect or _connect)(settings)
+    checks = first_run.all_checks(settings, without_tokens(env), github, github.memento_listing())
+    lines = setup_checks.summary_lines(checks)
+    for line in lines:
+        say(redact(line))
+    if settings.summary_path is not None:
+        text = "\n".join(["## memento: set-up", "", *(f"- {line}" for line in lines), ""])
+        with settings.summary_path.open("a", encoding="utf-8") as stream:
+            stream.write(redact(text) + "\n")
+    return 1 if any(found.ok is False for found in checks) else 0
+
+
 def _draft_plan(
     settings: Settings,
     env: Mapping[str, str],

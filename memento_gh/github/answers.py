@@ -58,6 +58,14 @@ class PullRequest(NamedTuple):
     merge_commit_sha: str | None = None
 
 
+class SetupFacts(NamedTuple):
+    """What the repository says of memento's set-up (``GitHub.setup_facts``)."""
+
+    has_issues: bool
+    can_push: bool | None  # None: GitHub does not say it of an app's token (the workflow's)
+    force_blocked: bool  # the branch refuses force pushes (a protection rule, or a ruleset)
+
+
 class Comment(NamedTuple):
     id: int
     issue_number: int

@@ -22,7 +22,15 @@ from memento_gh.controls.model import Control
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
-from memento_gh.github import applying, artifact, events, guidance, job_text
+from memento_gh.github import (
+    applying,
+    artifact,
+    events,
+    first_run,
+    guidance,
+    job_text,
+    setup_checks,
+)
 from memento_gh.github.applying import Applied
 from memento_gh.github.delivery import CiHold, Delivery, Kept
 from memento_gh.github.failures import SyncError
@@ -63,6 +71,13 @@ class Checkout(NamedTuple):
     shared: remote.SharedBranch | None
 
 
+class Setup(NamedTuple):
+    """The first run's set-up checklist (none on later runs)."""
+
+    checks: tuple[setup_checks.Check, ...] = ()
+    lines: tuple[str, ...] = ()
+
+
 class Checked(NamedTuple):
     valid: bool
     lines: tuple[str, ...] = ()
@@ -96,15 +111,16 @@ def steps(
     dashboard, which still runs so that the boxes it ticked are refused, and unticked, by
     this run rather than left for a later one to find."""
     checkout = check_out(run, share)
+    setup = first_run_checks(run)
     kept = can_push(run, checkout, keep_in_step(run, checkout))  # before any agent runs
     checked = check_plan(run)
     if not checked.valid:
-        return report(run, "invalid-plan", None, (kept, checked))
+        return report(run, "invalid-plan", None, (setup, kept, checked))
     # Read once: with other workers the controls may be applied more than once.
     ticks = applying.read_ticks(run)
     applied = applying.apply_request(run, request, ticks.ticks, checkout.shared)
     if applied.unpublished:
-        return report(run, "push-conflict", None, (kept, ticks, applied))
+        return report(run, "push-conflict", None, (setup, kept, ticks, applied))
     ticking = request.kind == "tick" or request.tick_after or applied.tick_now
     held = before_tick(run, checkout, kept, ticking=ticking)
     ticked = tick(run, checkout) if ticking and not held.held else Ticked()
@@ -117,11 +133,11 @@ def steps(
         outcome = "push-conflict"
     elif not run.settings.dry_run:
         tasks = ticked.result.tasks if ticked.result else ()
-        synced = sync(run, checkout.delivery, kept, ticks.decided(), tasks)
+        synced = sync(run, checkout.delivery, kept, ticks.decided(), tasks, setup.checks)
         proposed = Lines(applying.architect_auto(run))
     if request.comment_id is not None and not run.settings.dry_run:
         acknowledge(run, request.comment_id, bool(applied.messages) or request.tick_after)
-    said = (kept, checked, ticks, applied, held, ticked, untrusted, pushed, synced, proposed)
+    said = (setup, kept, checked, ticks, applied, held, ticked, untrusted, pushed, synced, proposed)
     return report(run, outcome, ticked.result, said, synced)
 
 
@@ -142,6 +158,18 @@ def check_out(run: RunContext, share: ShareBranch) -> Checkout:
     if run.settings.workers > 1 and not run.settings.dry_run:
         shared = share(run.root, run.settings)
     return Checkout(Delivery(run.root, run.github, endpoint, run.settings), shared)
+
+
+def first_run_checks(run: RunContext) -> Setup:
+    """On the first run (no dashboard yet), everything memento can read of its set-up: it
+    goes into the job summary, and the dashboard this run creates."""
+    if run.settings.dry_run or not first_run.is_first_run(run.listing().issues):
+        return Setup()
+    try:
+        checks = first_run.all_checks(run.settings, run.env, run.github, run.listing())
+    except SyncError as error:
+        return Setup(lines=(f"Set-up not checked ({error}).",))
+    return Setup(checks, setup_checks.summary_lines(checks))
 
 
 def keep_in_step(run: RunContext, checkout: Checkout) -> Kept:

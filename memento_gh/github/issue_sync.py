@@ -12,7 +12,17 @@ from typing import NamedTuple
 
 from memento_gh.engine.records import TaskOutcome
 from memento_gh.formats import status_log
-from memento_gh.github import artifact, boxes, job_text, pulls, reconcile, render, setup_issues
+from memento_gh.github import (
+    artifact,
+    boxes,
+    first_run,
+    job_text,
+    pulls,
+    reconcile,
+    render,
+    setup_checks,
+    setup_issues,
+)
 from memento_gh.github.delivery import Delivery, Kept
 from memento_gh.github.failures import SyncError
 from memento_gh.github.run_context import RunContext, read_plan, read_records
@@ -38,13 +48,14 @@ def sync(
     kept: Kept,
     decided: frozenset[render.Box],
     tasks: Sequence[TaskOutcome],
+    checks: Sequence[setup_checks.Check] = (),
 ) -> Synced:
     """Bring the issues in line with the plan. ``decided``: the dashboard's boxes this run
     applied or refused, which it may untick. After a failure, what was done before it is
     reported (the last value ``_progress`` gave)."""
     synced = Synced()
     try:
-        for synced in _progress(run, delivery, kept, decided, tasks):  # noqa: B007
+        for synced in _progress(run, delivery, kept, decided, tasks, checks):  # noqa: B007
             pass
     except SyncError as error:
         run.say(job_text.annotation("warning", f"issue sync incomplete: {error}"))
@@ -59,6 +70,7 @@ def _progress(
     kept: Kept,
     decided: frozenset[render.Box],
     tasks: Sequence[TaskOutcome],
+    checks: Sequence[setup_checks.Check],
 ) -> Iterator[Synced]:
     """The sync, one request at a time: each value says all that is done so far."""
     plan = read_plan(run.layout)
@@ -67,7 +79,7 @@ def _progress(
         records = read_records(run.layout)
         issues = _task_issues(run, plan, records, kept)
         yield (synced := Synced(blocked_links=issues.links))
-        operations, said = _dashboard_edit(run, plan, records, issues, decided)
+        operations, said = _dashboard_edit(run, plan, records, issues, decided, checks)
         yield (synced := synced._replace(lines=said))
         created = _carry_out(run, operations)
         url = issues.found.dashboard.url if issues.found.dashboard else created.get("")
@@ -114,9 +126,14 @@ def _dashboard_edit(
     records: Sequence[status_log.Record],
     issues: _Issues,
     decided: frozenset[render.Box],
+    checks: Sequence[setup_checks.Check],
 ) -> tuple[Sequence[reconcile.Operation], tuple[str, ...]]:
-    """What brings the dashboard up to date, and what the report says about it."""
-    current = pulls.open_pull(run.listing().pulls)
+    """What brings the dashboard up to date, and what the report says about it. The
+    set-up checklist: the first run's, or what this run knows over the dashboard's."""
+    listing = run.listing()
+    current = pulls.open_pull(listing.pulls)
+    known = checks or first_run.cheap_checks(run.settings, run.env, *listing)
+    shown = issues.found.dashboard.body if issues.found.dashboard else None
     view = render.DashboardView(
         plan=plan,
         records=records,
@@ -126,6 +143,7 @@ def _dashboard_edit(
         branch=run.settings.branch,
         updated=render.last_change(records),
         pull=pulls.shown(current) if current is not None else None,
+        setup=setup_checks.carried(shown, setup_checks.lines(known)),
     )
     return _keep_new_ticks(run, reconcile.dashboard_operations(view, issues.found), decided)
 

@@ -30,9 +30,9 @@ Choices that matter:
   marker instead. Its waits are ``backoff.window``'s, or the rate limit's.
 - The raw requester is used for GraphQL (who edited an issue's body, and to what, is only in
   ``userContentEdits``; the token's own login), at the GraphQL URL PyGithub derives from
-  ``api_url`` (``/api/graphql`` on GitHub Enterprise Server), and for one REST read: a
-  collaborator's permission, whose answer PyGithub reads one field at a time (two requests
-  for the role and the legacy permission, and a ``KeyError`` where a server has no role).
+  ``api_url`` (``/api/graphql`` on GitHub Enterprise Server), and for REST reads PyGithub
+  would make in several requests or not at all (``_Client._get``): a collaborator's
+  permission, the combined status with ``per_page``, a branch's rules, a dispatch.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import partial
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import requests
 from github import Auth, Github, GithubException
@@ -60,6 +61,7 @@ from memento_gh.github.answers import (
     Comment,
     Issue,
     PullRequest,
+    SetupFacts,
     actor_of,
     check_run_of,
     comment_of,
@@ -74,6 +76,7 @@ from memento_gh.github.ci import Check
 from memento_gh.github.failures import SyncError
 
 T = TypeVar("T")
+
 
 MEMENTO_LABEL = "memento"
 
@@ -227,6 +230,22 @@ class _Client:
         """A body as GitHub takes it: redacted, and cut to fit its limit."""
         return bodies.fit(self.redact(text), self.full_text_at)
 
+    def _get(
+        self, what: str, path: str, parameters: dict[str, Any] | None = None, *, gone: Any = ...
+    ) -> Any:
+        """One GET below the repository, as GitHub's JSON; ``gone``: what a 404 means."""
+        url, requester = f"{self._repo.url}{path}", self._repo.requester
+
+        def ask() -> Any:
+            try:
+                return requester.requestJsonAndCheck("GET", url, parameters=parameters)[1]
+            except GithubException as error:
+                if error.status == 404 and gone is not ...:
+                    return gone
+                raise
+
+        return self._call(what, ask, retry=True)
+
     def _ensure_labels(self, names: Sequence[str]) -> None:
         if self._labels is None:
             listed = self._pages("listing the repository's labels", "/labels", {})
@@ -345,12 +364,8 @@ class _PullRequests(_Client):
             list_item="check_runs",
         )
         found = [check_run_of(run) for run in runs]
-        url = f"{self._repo.url}/commits/{sha}/status"
-        requester = self._repo.requester
-        combined = self._call(
-            f"reading the commit statuses of {sha[:7]}",
-            lambda: requester.requestJsonAndCheck("GET", url, parameters={"per_page": 100})[1],
-            retry=True,
+        combined = self._get(
+            f"reading the commit statuses of {sha[:7]}", f"/commits/{sha}/status", {"per_page": 100}
         )
         statuses = (combined or {}).get("statuses") or ()
         return found + [status_of(status) for status in statuses]
@@ -449,10 +464,25 @@ class GitHub(_PullRequests):
             self._own_login = viewer.login
         return self._own_login
 
+    def setup_facts(self, branch: str) -> SetupFacts:
+        """What the repository says of memento's set-up, in three requests (``branch`` need
+        not exist yet: a ruleset names branches to come)."""
+        repo = self._call("reading the repository", lambda: self._repo.raw_data, retry=True)
+        permissions = repo.get("permissions") if isinstance(repo, dict) else None
+        can_push = bool(permissions.get("push")) if isinstance(permissions, dict) else None
+        quoted = quote(branch, safe="")
+        shown = self._get(f"reading {branch}", f"/branches/{quoted}", gone={})  # not pushed yet
+        classic = bool((shown or {}).get("protected"))
+        rules = self._get(f"reading the rules of {branch}", f"/rules/branches/{quoted}")
+        blocked = any(
+            isinstance(rule, dict) and rule.get("type") == "non_fast_forward"
+            for rule in rules or ()
+        )
+        return SetupFacts(bool(repo.get("has_issues", True)), can_push, classic or blocked)
+
     def reacted(self, comment_id: int) -> bool:
-        """Whether memento (the token's own user) has reacted to comment ``comment_id``:
-        the mark that a comment with nothing to record, a bare `/memento tick`, was
-        answered (one request per 100 reactions, and the login once per object)."""
+        """Whether the token's own user reacted to comment ``comment_id``: what says that a
+        bare `/memento tick`, which records nothing, was answered."""
         own = self.own_login()
         raw = self._pages(
             f"listing the reactions to comment {comment_id}",
@@ -466,17 +496,8 @@ class GitHub(_PullRequests):
         none (none for a stranger, whom GitHub answers 404, and for app bots, at no cost)."""
         if not _LOGIN.fullmatch(login):
             return "none"
-        url = f"{self._repo.url}/collaborators/{login}/permission"
-
-        def ask() -> Any:
-            try:
-                return self._repo.requester.requestJsonAndCheck("GET", url)[1]
-            except GithubException as error:
-                if error.status == 404:
-                    return None  # not a collaborator (or no such user)
-                raise
-
-        data = self._call(f"asking GitHub for {login}'s permission", ask, retry=True)
+        what, path = f"asking GitHub for {login}'s permission", f"/collaborators/{login}/permission"
+        data = self._get(what, path, gone=None)  # 404: not a collaborator (or no such user)
         role = data.get("role_name") if isinstance(data, dict) else None
         legacy = data.get("permission") if isinstance(data, dict) else None
         for value in (role, legacy):
@@ -485,16 +506,9 @@ class GitHub(_PullRequests):
         return "none"
 
     def relayed_comment(self, comment_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Comment ``comment_id`` and its issue as GitHub has them now (two requests), as
-        the JSON an ``issue_comment`` event carries them: for the router, which reads a
-        relayed comment exactly as a delivered one."""
-        url = f"{self._repo.url}/issues/comments/{comment_id}"
-        requester = self._repo.requester
-        comment = self._call(
-            f"reading comment {comment_id}",
-            lambda: requester.requestJsonAndCheck("GET", url)[1],
-            retry=True,
-        )
+        """Comment ``comment_id`` and its issue as GitHub has them now, as the JSON of an
+        ``issue_comment`` event: the router reads them as a delivered comment's."""
+        comment = self._get(f"reading comment {comment_id}", f"/issues/comments/{comment_id}")
         issue_url = str((comment or {}).get("issue_url") or "")
         number = int(issue_url.rstrip("/").rsplit("/", 1)[-1] or 0)
         issue = self._repo.get_issue(number)  # lazy: its first attribute read is the request
@@ -504,9 +518,8 @@ class GitHub(_PullRequests):
     # -- writing -----------------------------------------------------------------------------
 
     def dispatch(self, event_type: str, payload: Mapping[str, Any]) -> None:
-        """A ``repository_dispatch`` event, which starts a workflow run even when made with
-        the workflow's own token (contents: write). Never retried: a 5xx may come after
-        GitHub started the run."""
+        """A ``repository_dispatch`` event: it starts a run even from the workflow's token.
+        Never retried: a 5xx may come after GitHub started the run."""
         url = f"{self._repo.url}/dispatches"
         body = {"event_type": event_type, "client_payload": dict(payload)}
         requester = self._repo.requester

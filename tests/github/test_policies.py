@@ -386,3 +386,53 @@ def test_a_comment_longer_than_githubs_limit_is_cut_to_fit_and_points_to_the_run
     run_url = f"{github.web_url}/octo/project/actions/runs/{1000 + project.runs}"
     assert body.rstrip().endswith(f"[the run's logs]({run_url}).")
     assert body.count("```") % 2 == 0 and body.count("<details>") == body.count("</details>")
+
+
+# -- 10. the first run's checklist -----------------------------------------------------------
+
+
+def test_the_first_run_writes_one_checklist_in_the_summary_and_the_dashboard(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    github.protect_branch("memento", ruleset=True)
+    first = tick(project, "T-101")
+    protected = "refuses force pushes"
+    assert "Set-up ❌" in first.summary and protected in first.summary
+    assert "Set-up ❔" in first.summary and guidance.PULLS_SETTING in first.summary
+    assert "Issues are on" in first.summary
+    body = dashboard_of(project)["body"]
+    assert "### Set-up" in body and protected in body and guidance.RULESETS in body
+    github.reset_requests()
+    second = tick(project, "T-102")
+    assert "Set-up" not in second.summary  # said once: the dashboard keeps it
+    assert github.request_count("GET", "rules/branches/*") == 0
+    body = dashboard_of(project)["body"]
+    assert protected in body  # carried, not read again
+    assert "✅ memento's pull request is open." in body  # what this run knows, updated
+
+
+def test_memento_github_check_prints_the_checklist_and_fails_on_a_failed_check(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    from memento_gh.github import action
+    from memento_gh.github.sync import GitHub
+
+    env = {
+        "MEMENTO_GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "octo/project",
+        "GITHUB_API_URL": github.url,
+        "MEMENTO_AGENT": "claude",
+    }
+
+    def connect(settings: Any) -> GitHub:
+        return GitHub(settings.api_url, settings.token, settings.repository, pace=False)
+
+    said: list[str] = []
+    assert action.check(env, say=said.append, connect=connect) == 1  # no ANTHROPIC_API_KEY
+    assert any("No ANTHROPIC_API_KEY" in line and guidance.SECRETS in line for line in said)
+    said.clear()
+    assert (
+        action.check({**env, "ANTHROPIC_API_KEY": "k" * 20}, say=said.append, connect=connect) == 0
+    )
+    assert len([line for line in said if line.startswith("Set-up")]) == 6
+    assert github.issues() == []  # nothing changed
