@@ -7,7 +7,9 @@ requests included, flagged with ``pull_request``, as GitHub lists them), issue c
 comment reactions, labels, collaborator permissions, pull requests (list, create, get,
 edit, merged state, requested reviewers), a commit's check runs, its statuses (created
 with ``POST /statuses/{sha}``, listed) and its combined status (testing/fake_pulls.py),
-and two corners of the GraphQL API: marking a pull request ready
+GitHub's policies, each behind a switch at GitHub's default (testing/fake_policies.py:
+who may open a pull request, drafts, body limits, private membership, protected branches,
+dispatches), and two corners of the GraphQL API: marking a pull request ready
 for review, and an issue's body and its edit history (``userContentEdits``: who changed the
 body to what, newest first, as GitHub lists them). Anything else answers GitHub's 404.
 
