@@ -261,7 +261,16 @@ def push(run: RunContext, checkout: Checkout) -> Pushed:
     if run.settings.dry_run:
         return Pushed(True, ("Dry run: nothing pushed, no issue written.",))
     branch = run.settings.branch
-    pushed = remote.push(run.root, branch=branch, endpoint=checkout.delivery.pusher)
+    try:
+        pushed = remote.push(run.root, branch=branch, endpoint=checkout.delivery.pusher)
+    except remote.PushRefused as refused:
+        if "`workflows` permission" not in refused.said:
+            raise
+        # The tick changed a workflow file itself (can_push took care of the base's).
+        raise UserError(
+            f"GitHub refused the push to {branch} (“{refused.said}”): to push changes of "
+            f".github/workflows/, {guidance.PUSH_TOKEN_ADVICE}"
+        ) from None
     if pushed.pushed:
         return Pushed(True)
     run.say(job_text.annotation("warning", f"memento could not push: {pushed.reason}"))
