@@ -80,6 +80,7 @@ META_DEFAULTS: Mapping[str, str] = {
     "retry_model": "none",
     "redact_logs": "true",
     "architect": "off",
+    "verify_first": "false",
 }
 
 _PLACEHOLDER = re.compile(r"@([A-Z_]+)@")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from collections.abc import Mapping
 from datetime import date, datetime, timezone
@@ -15,6 +16,7 @@ from memento_gh.layout import (
     PLAN_NAME,
     Layout,
     display,
+    repository_top,
 )
 from memento_gh.output import commented
 from memento_gh.scaffold import (
@@ -22,6 +24,7 @@ from memento_gh.scaffold import (
     LOGS,
     MAX_WORKERS,
     PRE_COMMIT_CONFIG,
+    WORKFLOW,
     gitignore_with_ours,
     has_memento_hooks,
     memory_scaffold,
@@ -91,8 +94,10 @@ def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
-    target = layout.root / args.path
+    target = layout.root / (args.path or ".")
     plan_dir = check_plan_dir(layout.plan_dir)
+    if args.path is None and not args.force:
+        refuse_subfolder(target, plan_dir)
     workers = check_workers(args.workers)
     _make_folder(target)
     name = check_name(args.name if args.name is not None else _default_name(target))
@@ -113,6 +118,23 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     print("\nNext steps:")
     print("\n".join(next_steps(_command(target, plan_dir), plan_dir, _in_git(target))))
     return 0
+
+
+def refuse_subfolder(target: Path, plan_dir: str) -> None:
+    """``init`` with no folder named, in a subfolder of a git repository: every other command
+    would look for the plan at the repository's top, and GitHub reads workflows only there."""
+    top = repository_top(target)
+    if top is None or top == target.resolve():
+        return
+    inside = target.resolve().relative_to(top).as_posix()
+    up = shlex.quote(os.path.relpath(top))
+    raise UserError(
+        f"{inside}/ is a subfolder of the git repository {top}: init would "
+        f"write {plan_paths(plan_dir)['PLAN']} and {WORKFLOW} into {inside}/, where the other "
+        "commands do not look for them and GitHub runs no workflow; run `memento -C "
+        f"{up} init` to set up the repository's top, or name the folder (`memento init .`) "
+        "or pass --force to write here"
+    )
 
 
 def write_file(root: Path, relative: str, text: str, force: bool) -> str:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from memento_gh.plan.model import RESOLVED, WARNING, Plan, Problem
+from memento_gh.plan.model import RESOLVED, WARNING, Plan, Problem, Task
 
 #: Words that separate the simple commands of a shell line.
 SEPARATORS = frozenset({"&&", "||", ";", ";;", "|", "&", "|&", "(", ")"})
@@ -56,6 +56,23 @@ def verify_programs(command: str) -> list[str]:
             if word not in BUILTINS and "/" not in word and word not in programs:
                 programs.append(word)
     return programs
+
+
+def unrunnable_verify(task: Task, path: str, where: str) -> str | None:
+    """Why ``task``'s verify cannot pass with ``path`` as its PATH, in one line, or None:
+    a program it starts by name is on none of PATH's folders (the shell would answer 127,
+    after the agent's run). ``where`` is the verify line (``path:line``)."""
+    command = task.verify
+    if command is None:
+        return None
+    missing = [name for name in verify_programs(command) if shutil.which(name, path=path) is None]
+    if not missing:
+        return None
+    return (
+        f"{task.id} verify runs `{missing[0]}`, which is not on the PATH verify gets, so it "
+        f"would fail after the agent's run; install it (on GitHub: in the workflow's set-up "
+        f"step, before memento's) or correct the verify line at {where}; nothing was claimed"
+    )
 
 
 def _assigns(word: str) -> bool:

@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 from memento_gh import files, gitindex
 from memento_gh.changes import FileChange
-from memento_gh.engine import context, guards, prompt
+from memento_gh.engine import context, guards, prompt, proof
 from memento_gh.engine.agents import limits, presets, verify
 from memento_gh.engine.books import lessons
 from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
@@ -39,6 +39,11 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     head = workspace.quick_head()
     git_before = workspace.snapshot_git()
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
+    if settings.verify_first and claim.task.needs_change:
+        before = verify_before_the_agent(session, claim, settings)
+        unproven = proof.passed_before_the_agent(before)
+        if unproven:
+            return Attempt((), before, None, (), started, unproven=unproven)
     task_files = hidden.stamp_files(
         session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file
     )
@@ -77,6 +82,9 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     violations += [violation.message for violation in found]
     if violations or failure or limit:
         return _stopped(tuple(violations), result, tuple(changes), started, failure, limit)
+    unproven = proof.nothing_changed(changes, claim.task)
+    if unproven:
+        return Attempt((), None, result, (), started, unproven=unproven)
     seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
     check = run_verify(session, claim, settings)
     # verify ran the agent's code: it too must leave .git as it was
@@ -276,6 +284,15 @@ def agent_changes(
     return [
         change for change in session.workspace.changes(session.keep) if not engine_own(change.path)
     ]
+
+
+def verify_before_the_agent(session: Session, claim: Claim, settings: Settings) -> VerifyResult:
+    """verify on the tree the agent would start from (Meta ``verify_first``). What it wrote
+    is rolled back and the claim written again, so that the agent's change is its own."""
+    check = run_verify(session, claim, settings)
+    session.workspace.rollback(session.keep, label=f"tick-{claim.tick}-{claim.task.id}-first")
+    files.write_atomic(session.plan_file.path, claim.text, durable=False)
+    return check
 
 
 def run_verify(session: Session, claim: Claim, settings: Settings) -> VerifyResult:
