@@ -226,6 +226,9 @@ def _last_run(last: status_log.ParsedEntry | None) -> list[str]:
         lines += ["", *_fenced(last.verify_head)]
     if last.error_analysis:
         lines += ["", "**Error analysis:** " + escape(last.error_analysis, ANALYSIS_CHARS)]
+    said = last.fields.get("Agent Said")
+    if said:
+        lines += ["", "**The agent's last words:** " + escape(said, ANALYSIS_CHARS)]
     modified = last.fields.get("Files Modified")
     if modified:
         lines += ["", "**Files modified:** " + escape(modified, ANALYSIS_CHARS)]
