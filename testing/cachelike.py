@@ -152,11 +152,11 @@ def test_stats_count_the_items():
     cache["a"] = 1
     assert cache.stats() == {{"items": 1, "maxsize": 3}}
 """
-STATS = '''
+STATS = """
 
     def stats(self):
         return {"items": len(self._data), "maxsize": self.maxsize}
-'''
+"""
 GITIGNORE = ".venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\nbuild/\ndist/\ndocs/_build/\n"
 
 FILES = {
@@ -198,9 +198,7 @@ def write_project(root: Path, env: dict[str, str]) -> Path:
 def user_venv(root: Path) -> Path:
     """``root/.venv`` as its developer has it, git-ignored: the folder of its programs."""
     venv = root / ".venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=120
-    )
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=120)
     site = next((venv / "lib").glob("python3*/site-packages"))
     borrowed = next(path for path in sys.path if path.endswith("site-packages"))
     (site / "borrowed.pth").write_text(f"{borrowed}\n", encoding="utf-8")
