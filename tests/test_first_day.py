@@ -531,6 +531,14 @@ def stats_script(user: User) -> Path:
     )
 
 
+def on_branch_entries(origin: Path) -> list[ParsedEntry]:
+    """The status entries of the memento branch, as pushed."""
+    text = subprocess.run(
+        ["git", "show", f"memento:{STATUS}"], cwd=origin, capture_output=True, text=True, check=True
+    ).stdout
+    return [entry for entry in parse_status(text) if isinstance(entry, ParsedEntry)]
+
+
 def run_on_the_runner(user: User, tmp_path: Path, github: Any) -> Any:
     """The workflow as it stands, one scheduled run under act: the remote a local bare
     repository, GitHub the fake on 127.0.0.1, `claude` the stand-in on the runner's PATH."""
@@ -553,6 +561,7 @@ def run_on_the_runner(user: User, tmp_path: Path, github: Any) -> Any:
             "MEMENTO_FAKE_STATE": str(tmp_path / "runs.json"),
         },
         extra_path=[bin_dir],
+        artifacts=tmp_path / "artifacts",
     )
 
 
@@ -595,7 +604,9 @@ def test_the_workflow_init_writes_runs_the_projects_tests_on_the_runner(
     ).stdout
     task = parse(plan).task("T-102")
     assert task is not None and task.marker == "x", run.log
-    assert "1 passed" in run.log  # verify's pytest, on the runner
+    assert "Success - Main Install the project and its test tools" in run.log
+    [entry] = on_branch_entries(origin)
+    assert "1 passed" in (entry.verify_head or ""), entry  # verify's pytest, on the runner
 
     # Without the set-up steps (memento init's placeholder), the same task fails there.
     start = flow.index("      # The project's own environment")
@@ -612,7 +623,8 @@ def test_the_workflow_init_writes_runs_the_projects_tests_on_the_runner(
     ).stdout
     task = parse(plan).task("T-102")
     assert task is not None and task.marker != "x", bare.log
-    assert f"No module named '{PACKAGE}'" in bare.log
+    [entry] = on_branch_entries(origin)
+    assert f"No module named '{PACKAGE}'" in (entry.error_analysis or ""), entry
 
 
 # -- 7. installing, honestly ------------------------------------------------------------------
