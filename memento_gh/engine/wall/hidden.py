@@ -20,23 +20,37 @@ import stat
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from memento_gh import gitindex
 from memento_gh.changes import FileChange
 from memento_gh.engine.globs import first_match, literal_prefix
+from memento_gh.engine.wall.gitindex import (
+    ASSUME_UNCHANGED,
+    SKIP_WORKTREE,
+    IndexReport,
+    blobs,
+    file_stamp,
+    refresh,
+    same_as,
+)
 
 #: A file's stat data, by repository path.
 Stamps = Mapping[str, tuple[int, ...]]
 _SHOWN = 5  # paths a message names before it counts the rest
 
 
-def stamp_files(root: Path, patterns: Sequence[str], skip: Callable[[str], bool]) -> Stamps:
-    """The stat data of every file and link that ``patterns`` match (``.git`` folders and
-    the paths ``skip`` says aside), found below each pattern's literal prefix only."""
+def stamp_files(
+    root: Path,
+    patterns: Sequence[str],
+    skip: Callable[[str], bool],
+    ignored: Collection[str] = (),
+) -> Stamps:
+    """The stat data of every file and link that ``patterns`` match (``.git`` folders, the
+    paths ``skip`` says aside and the folders of ``ignored`` left out: git ignores them as a
+    whole, so they hold no tracked file), found below each pattern's literal prefix only."""
     stamps: dict[str, tuple[int, ...]] = {}
     for start in _starts(patterns):
-        for path, found in _below(root, start):
+        for path, found in _below(root, start, frozenset(ignored)):
             if not skip(path) and first_match(patterns, path) is not None:
-                stamps[path] = gitindex.file_stamp(found)
+                stamps[path] = file_stamp(found)
     return stamps
 
 
@@ -49,11 +63,9 @@ def expose(root: Path, stamps: Stamps, head: str | None, listed: Collection[str]
     ]
     if not moved or head is None:
         return set()
-    committed = gitindex.blobs(root, head, moved)
-    differ = {
-        path: blob for path, blob in committed.items() if not gitindex.same_as(root / path, blob)
-    }
-    gitindex.refresh(root, differ)
+    committed = blobs(root, head, moved)
+    differ = {path: blob for path, blob in committed.items() if not same_as(root / path, blob)}
+    refresh(root, differ)
     return set(differ)
 
 
@@ -68,10 +80,10 @@ def hidden_messages(exposed: Collection[str], changes: Iterable[FileChange]) -> 
     ]
 
 
-def index_messages(report: gitindex.IndexReport) -> list[str]:
+def index_messages(report: IndexReport) -> list[str]:
     """The violations in what the agent did to git's index (which memento put back)."""
     messages = []
-    for flag in (gitindex.SKIP_WORKTREE, gitindex.ASSUME_UNCHANGED):
+    for flag in (SKIP_WORKTREE, ASSUME_UNCHANGED):
         paths = sorted(path for kind, path in report.flags if kind == flag)
         if paths:
             messages.append(
@@ -95,8 +107,9 @@ def _starts(patterns: Sequence[str]) -> list[str]:
     return chosen
 
 
-def _below(root: Path, start: str) -> Iterator[tuple[str, os.stat_result]]:
-    """Every file and link at or below ``start``; links are not followed, ``.git`` skipped."""
+def _below(root: Path, start: str, ignored: frozenset[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """Every file and link at or below ``start``; links are not followed, ``.git`` and the
+    ``ignored`` folders skipped."""
     try:
         found = os.lstat(root / start)
     except OSError:
@@ -113,7 +126,7 @@ def _below(root: Path, start: str) -> Iterator[tuple[str, os.stat_result]]:
             continue
         for entry in entries:
             path = f"{folder}/{entry.name}" if folder else entry.name
-            if entry.name == ".git":
+            if entry.name == ".git" or path in ignored:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 folders.append(path)
@@ -126,7 +139,7 @@ def _below(root: Path, start: str) -> Iterator[tuple[str, os.stat_result]]:
 
 def _moved(root: Path, path: str, stamp: tuple[int, ...]) -> bool:
     try:
-        return gitindex.file_stamp(os.lstat(root / path)) != stamp
+        return file_stamp(os.lstat(root / path)) != stamp
     except OSError:
         return True  # gone
 
