@@ -78,16 +78,16 @@ class Kept:
         self, workspace: Workspace, watched: Sequence[str], skip: Callable[[str], bool]
     ) -> None:
         self._workspace = workspace
-        self.root = workspace.root
+        self._root = workspace.root
         self._watched = watched
         self._skip = skip
         #: Where HEAD was before the agent.
         self.head = workspace.quick_head()
         self._folder = git_folder(workspace)
         self._git = gitfolder.snapshot(self._folder)
-        self._index = gitindex.KeptIndex(self.root, workspace.index_file)
+        self._index = gitindex.KeptIndex(self._root, workspace.index_file)
         # git lists the folders it ignores while the caller writes the prompt
-        self._ignored: _IgnoredFolders | None = _IgnoredFolders(self.root, skip)
+        self._ignored: _IgnoredFolders | None = _IgnoredFolders(self._root, skip)
         self._tree: special_files.Snapshot | None = None
         self._stamps: hidden.Stamps = {}
         self._status: PendingStatus | None = None
@@ -134,7 +134,7 @@ class Kept:
         self._ran = True
         result = presets.run_agent(
             argv,
-            repo=self.root,
+            repo=self._root,
             env=env,
             timeout=timeout,
             log=log,
@@ -159,7 +159,7 @@ class Kept:
                 self._workspace.reset_soft(self.head)
         found = read(after)
         listed = fingerprint.paths_of(found)
-        exposed = hidden.expose(self.root, self._stamps, self.head, set(listed))
+        exposed = hidden.expose(self._root, self._stamps, self.head, set(listed))
         if not exposed:
             return found
         found = read(None)
@@ -178,11 +178,11 @@ class Kept:
         """Run ``command`` (a shell line) in the work tree, and the fingerprint of
         ``changes``' files it saw (``fingerprint.py``); then put back what it changed of git,
         as after the agent (verify runs the agent's code)."""
-        seen = fingerprint.fingerprint(self.root, fingerprint.paths_of(changes))
-        self._index = gitindex.KeptIndex(self.root, self._workspace.index_file)
+        seen = fingerprint.fingerprint(self._root, fingerprint.paths_of(changes))
+        self._index = gitindex.KeptIndex(self._root, self._workspace.index_file)
         self._ran = True
         result = verify.run_verify(
-            command, cwd=self.root, env=presets.agent_env(env), timeout=timeout, log=log
+            command, cwd=self._root, env=presets.agent_env(env), timeout=timeout, log=log
         )
         self._put_back("while verify ran, ")
         return result, seen
@@ -195,8 +195,8 @@ class Kept:
         ignored = self._ignored.result() if self._ignored is not None else []
         self._ignored = None
         if self._watched:
-            self._stamps = hidden.stamp_files(self.root, self._watched, self._skip, ignored)
-        self._tree = special_files.snapshot(self.root, ignored)
+            self._stamps = hidden.stamp_files(self._root, self._watched, self._skip, ignored)
+        self._tree = special_files.snapshot(self._root, ignored)
 
     def _put_back(self, prefix: str) -> None:
         """Undo what the process that ran could use against memento, in the order git
