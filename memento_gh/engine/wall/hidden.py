@@ -4,9 +4,10 @@ Two checks, neither of which takes git's index at its word:
 
 - the index: ``gitindex.KeptIndex`` puts back the index from before the agent, so no flag
   the agent set and no entry it forged survives it; a flag it set is a violation;
-- the task's own files, its ``guard_files`` and ``context_files``: the index put back may
-  still hide them from git (a flag the user set, file data git trusts without reading the
-  file when the repository's configuration says so, a git to come). So their stat data is
+- the files the wall watches (a task's ``guard_files`` and ``context_files``; for the
+  architect, which may change none, every file): the index put back may still hide them
+  from git (a flag the user set, file data git trusts without reading the file when the
+  repository's configuration says so, a git to come). So their stat data is
   taken before the agent and again after it (a write moves the change time, which no process
   can set back); a file whose data moved while git lists no change to it is compared with
   its blob in HEAD. When they differ, its index entry is made afresh: git reads the file,
