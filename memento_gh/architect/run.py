@@ -35,6 +35,7 @@ from memento_gh.engine.tick.session import WORKING_FILES, is_working_file
 from memento_gh.errors import UserError
 from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.model import PENDING, Task
+from memento_gh.redact import hidden_repr
 from memento_gh.workspace import Workspace
 
 #: The variable that names the proposal file to the agent.
@@ -63,6 +64,9 @@ class AgentSettings(NamedTuple):
     model: str | None = None
     #: The user's own arguments for the agent's command line (``--agent-args``).
     extra: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return hidden_repr(self, ("environ",))  # the agent's: a provider's key may be there
 
 
 class Outcome(NamedTuple):
