@@ -205,6 +205,31 @@ def test_no_cycle_between_the_modules_of_the_package() -> None:
     assert find_cycle(module_edges()) is None
 
 
+#: The wall's own parts: what keeps and restores ``.git`` and walks the tree around a run.
+WALL_PARTS = tuple(
+    f"memento_gh.engine.wall.{name}"
+    for name in ("gitfolder", "gitindex", "hidden", "special_files")
+)
+
+
+def test_nothing_but_the_wall_keeps_or_restores_the_git_folder() -> None:
+    """The worker's attempt and the architect reach ``.git``'s keeping through the wall's
+    one module (``memento_gh.engine.wall``), never through its parts."""
+    outside = sorted(
+        module
+        for module, names in GRAPH.items()
+        if not module.startswith("memento_gh.engine.wall")
+        and any(internal(GRAPH, name) in WALL_PARTS for name in names)
+    )
+    assert outside == []
+    users = {
+        module
+        for module, names in GRAPH.items()
+        if any(internal(GRAPH, name) == "memento_gh.engine.wall" for name in names)
+    }
+    assert {"memento_gh.engine.tick.attempt", "memento_gh.architect.run"} <= users
+
+
 @pytest.mark.parametrize("module", PURE)
 def test_a_pure_module_reaches_no_process_network_or_environment(module: str) -> None:
     assert module in GRAPH, f"{module} is not a module of the package (renamed?)"
