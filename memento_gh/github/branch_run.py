@@ -30,6 +30,7 @@ from memento_gh.github import (
     guidance,
     job_text,
     setup_checks,
+    setup_issues,
 )
 from memento_gh.github.applying import Applied
 from memento_gh.github.delivery import CiHold, Delivery, Kept
@@ -190,6 +191,13 @@ def can_push(run: RunContext, checkout: Checkout, kept: Kept) -> Kept:
     held = checkout.delivery.push_workflow_changes()
     if held is None:
         return kept
+    if not run.settings.dry_run and setup_issues.is_open(
+        setup_issues.WORKFLOWS_KIND, run.listing().issues
+    ):
+        line = (
+            f"That merge was undone again: see the open issue about {held.base}'s workflow changes."
+        )
+        return kept._replace(lines=(*kept.lines, line), held=held)
     line = (
         f"That merge was undone: GitHub refused to push it (“{held.said}”), so this run goes "
         f"on without {held.base}'s new commits. To let them in, {guidance.PUSH_TOKEN_ADVICE}."

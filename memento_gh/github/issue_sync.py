@@ -87,6 +87,8 @@ def _progress(
         # After the dashboard: the pull request links to it.
         listed = run.listing().pulls
         delivered = delivery.deliver(plan, listed, issues.links, url, kept.base_ref)
+        if delivered.refused and setup_issues.is_open(setup_issues.PULLS_KIND, issues.found_all):
+            delivered = delivered._replace(lines=())  # said once: its issue is open already
         yield (synced := synced._replace(lines=synced.lines + delivered.lines))
         refusal = setup_issues.pulls_text(delivered.refused) if delivered.refused else None
         resolved = delivered.opened or run.settings.delivery.pull_request == "off"

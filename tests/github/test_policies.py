@@ -95,6 +95,7 @@ def test_a_workflow_change_on_main_costs_no_tick_and_waits_in_one_issue(
         second = tick(project, "T-103", origin_url=url)
         assert project.marker("T-103") == "x", second.said
         assert setup_issues_of(github, setup_issues.WORKFLOWS_KIND) == [issue]  # said once
+        assert WORKFLOW_REFUSAL not in "\n".join(second.said)  # the issue says it
         assert github.comments(issue["number"]) == []
     env = {"MEMENTO_GITHUB_PUSH_TOKEN": PUSHER}
     with project.served([PUSHER], workflows=[PUSHER]) as url:
@@ -134,7 +135,7 @@ def test_a_refused_pull_request_is_said_once_in_an_issue_that_names_the_setting(
     assert "pull-requests: write" not in "\n".join(first.said) + issue["body"]
     assert warnings(first) == []
     second = tick(project, "T-102")
-    assert warnings(second) == []
+    assert warnings(second) == [] and NOT_PERMITTED not in "\n".join(second.said)
     assert setup_issues_of(github, setup_issues.PULLS_KIND) == [issue]
     assert github.comments(issue["number"]) == []
     github.set_policy(actions_may_open_pulls=True)  # the person ticks the box
