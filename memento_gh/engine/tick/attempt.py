@@ -202,7 +202,11 @@ def run_agent(
 
 
 def _tell_spend(session: Session, log: BinaryIO, ran: AgentResult) -> None:
-    """The run's cost report, said and kept in the tick's log."""
+    """The run's cost report, said and kept in the tick's log (and what of it was refused)."""
+    refused = ran.cost.get("refused") if ran.cost else None
+    if refused:
+        session.say(f"  agent spend: {refused}")
+        log.write(f"\n[memento] {refused}\n".encode())
     said = status_log.cost_text(ran.cost)
     if said:
         session.say(f"  agent spend: {said}")
