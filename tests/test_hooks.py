@@ -338,7 +338,7 @@ def test_plain_hook_without_memento_blocks_plan_commits_with_a_hint(
 
     assert done.returncode != 0
     assert "'memento' command is not on PATH" in done.stdout
-    assert "pipx install memento-gh" in done.stdout
+    assert "pipx install git+https://github.com/memento-gh/memento-gh" in done.stdout
     assert head(hooked_repo) is None
 
 

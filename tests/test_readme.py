@@ -1,9 +1,9 @@
-"""The README's quick start and hook sections work as written.
+"""The README's quick start, and the hooks section of docs/plan-format.md, work as written.
 
-The shell blocks are read from README.md itself, by the heading of their section, and run
+The shell blocks are read from the pages themselves, by the heading of their section, and run
 with bash in a fresh temporary repository, with this checkout's installed ``memento`` on PATH
 and no network (any download goes to a closed port). The one line not run is the install
-(``pip install memento-gh``): this test runs the memento already installed. ``$EDITOR`` keeps
+(``pip install git+…``): this test runs the memento already installed. ``$EDITOR`` keeps
 the example plan ``memento init`` writes (it runs as it is), and ``claude`` is a fake on PATH
 (``testing/agents/claude.py``) that does what the example task asks.
 """
@@ -28,6 +28,8 @@ from testing.repos import commit_all, git, git_env, init_repo, write
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: The page that holds the hooks' section (moved out of the README when it was split).
+PLAN_FORMAT = ROOT / "docs" / "plan-format.md"
 VENV_BIN = Path(sys.executable).parent
 #: The install line of a block: the test runs the memento this checkout installed.
 INSTALL = re.compile(r"^\s*pipx? install ")
@@ -44,10 +46,10 @@ HELLO = "# Hello\n\nA one-paragraph introduction.\n"
 VALID_PLAN_LINE = "  - verify: `test -s docs/HELLO.md`\n"
 
 
-def section(title: str) -> list[str]:
-    """The README's lines under the heading ``title``, up to the next heading of its level or
+def section(title: str, page: Path = README) -> list[str]:
+    """A page's lines under the heading ``title``, up to the next heading of its level or
     above (headings inside fenced code are not headings)."""
-    lines = README.read_text(encoding="utf-8").splitlines()
+    lines = page.read_text(encoding="utf-8").splitlines()
     found: list[str] | None = None
     level = 0
     fence = ""
@@ -66,16 +68,16 @@ def section(title: str) -> list[str]:
                 continue
         if found is not None:
             found.append(line)
-    assert found is not None, f"README.md has no heading {title!r}"
+    assert found is not None, f"{page.relative_to(ROOT)} has no heading {title!r}"
     return found
 
 
-def blocks(title: str, language: str) -> list[str]:
-    """The fenced ``language`` blocks of a section, in order."""
+def blocks(title: str, language: str, page: Path = README) -> list[str]:
+    """The fenced ``language`` blocks of a page's section, in order."""
     found: list[str] = []
     current: list[str] | None = None
     fence = ""
-    for line in section(title):
+    for line in section(title, page):
         opened = FENCE.match(line)
         if not fence and opened:
             fence, current = opened.group(1), [] if opened.group(2) == language else None
@@ -207,7 +209,7 @@ def scaffolded(tmp_path: Path, env: dict[str, str]) -> Path:
 
 
 def hook_blocks() -> list[str]:
-    found = blocks("Hooks", "bash")
+    found = blocks("Hooks", "bash", PLAN_FORMAT)
     assert len(found) == 2, "the pre-commit block and the plain hook's block"
     return found
 
@@ -232,7 +234,7 @@ def test_each_hook_block_installs_a_hook_that_blocks_an_invalid_plan(
 
 
 def readme_configs() -> list[dict[str, Any]]:
-    return [dict(yaml.safe_load(block)) for block in blocks("Hooks", "yaml")]
+    return [dict(yaml.safe_load(block)) for block in blocks("Hooks", "yaml", PLAN_FORMAT)]
 
 
 def test_the_local_config_in_the_readme_is_the_one_init_writes(tmp_path: Path) -> None:

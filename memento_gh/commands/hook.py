@@ -58,9 +58,11 @@ def install(path: Path, *, force: bool) -> int:
         print(f"replaced the pre-commit hook that was not memento's: {where}")
     print("It checks the staged plan files on each commit; `git commit --no-verify` skips it once.")
     if shutil.which("memento") is None:
+        from memento_gh.scaffold import HOOKS_REPO  # the repository: no release on PyPI yet
+
         print(
             "note: the hook runs `memento` from PATH, and there is none on this PATH; install "
-            "it (pipx install memento-gh) or activate its environment before you commit"
+            f"it (pipx install git+{HOOKS_REPO}) or activate its environment before you commit"
         )
     return 0
 

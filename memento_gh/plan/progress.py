@@ -22,7 +22,7 @@ SCHEMA_VERSION = 1
 
 
 def summary(plan: Plan, plan_path: str, errors: int = 0) -> dict[str, Any]:
-    """Everything ``memento status`` shows, in the stable shape documented in the README."""
+    """Everything ``memento status`` shows, in the stable shape docs/commands.md documents."""
     tasks = plan.tasks
     decision = pick(plan)
     return {

@@ -5,6 +5,7 @@ written from the installed package into the folder git runs hooks from, and real
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from importlib import resources
@@ -110,6 +111,22 @@ def test_the_hook_lets_a_plan_with_models_through_and_stops_a_model_that_is_an_o
     blocked = commit(repo)
     assert blocked.returncode != 0
     assert "docs/MASTER_PLAN.md:14: error: T-101 model: a model is one word" in blocked.stdout
+
+
+def test_install_without_memento_on_path_says_to_install_it_from_its_repository(
+    repo: Path, tmp_path: Path
+) -> None:
+    """memento-gh is on no package index until its first release: the note names the
+    install that works today."""
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+
+    done = call_memento("hook", "install", cwd=repo, env={"PATH": str(only_git)})
+
+    assert done.returncode == 0, done.stderr
+    assert "pipx install git+https://github.com/memento-gh/memento-gh" in done.stdout
+    assert "pipx install memento-gh" not in done.stdout
 
 
 @pytest.mark.timeout(60)
