@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn, TextIO, cast
 
 from memento_gh import __version__
+from memento_gh.crash import crash_message
 from memento_gh.durations import parse_duration
-from memento_gh.errors import UserError, crash_message
+from memento_gh.errors import UserError
 from memento_gh.layout import Layout
 
 #: What ``--every`` takes, shown with a mistake.
