@@ -75,6 +75,9 @@ _KEYS = (
     MetaKey("max_tasks_per_tick", _positive, "tasks one tick may run back to back"),
     MetaKey("max_diff_lines", _positive, "changed lines above which a change is rejected"),
     MetaKey("max_file_size", _file_size, "file size above which a change is rejected"),
+    MetaKey(
+        "max_diff_bytes", _file_size, "bytes of changed files above which a change is rejected"
+    ),
     MetaKey("stale_lock_timeout", parse_duration, "age after which [~] is reset"),
     MetaKey("circuit_breaker_threshold", _positive, "failing ticks in a row that pause"),
     MetaKey("clean_strategy", _choice(CLEAN_STRATEGIES), "how a failure is undone"),
@@ -130,6 +133,7 @@ class Settings(NamedTuple):
     max_tasks_per_tick: int = 1
     max_diff_lines: int = 200
     max_file_size: int = 5 * 1000**2
+    max_diff_bytes: int = 10 * 1000**2
     stale_lock_timeout: float = 15 * 60
     circuit_breaker_threshold: int = 5
     clean_strategy: str = "git-clean"

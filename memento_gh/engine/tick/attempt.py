@@ -73,6 +73,7 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         protected=guards.protected_paths(session.layout.plan_dir),
         max_file_size=settings.max_file_size,
         sizes=workspace.sizes(changes),
+        max_diff_bytes=settings.max_diff_bytes,
     )
     violations += [violation.message for violation in found]
     if violations or failure or limit:
