@@ -595,12 +595,16 @@ def _redacted_output() -> Iterator[None]:
     output line in a failure, a value quoted in an error. Under cron that output is
     ``logs/cron.log``, which nothing else redacts. (memento's own subprocesses never write
     to these streams: git's and the agent's output is captured.)"""
+    from memento_gh.output import RunnerText, on_runner
     from memento_gh.redact import RedactingText, Redactor
 
     redactor = Redactor.from_environ(os.environ)
     kept = sys.stdout, sys.stderr
     sys.stdout = cast(TextIO, RedactingText(kept[0], redactor))
     sys.stderr = cast(TextIO, RedactingText(kept[1], redactor))
+    if on_runner():  # and on a runner, no text but memento's own starts a workflow command
+        sys.stdout = cast(TextIO, RunnerText(sys.stdout))
+        sys.stderr = cast(TextIO, RunnerText(sys.stderr))
     try:
         yield
     finally:

@@ -43,6 +43,7 @@ from memento_gh.github.delivery import Delivery, DeliveryOptions, read_delivery_
 from memento_gh.github.reporting import Report
 from memento_gh.github.reporting import finish as _finish
 from memento_gh.layout import Layout
+from memento_gh.output import runner_say
 from memento_gh.plan.model import ERROR, Plan
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.values import check_worker_id
@@ -227,6 +228,7 @@ def run(
     connect: Callable[[Settings], GitHub] | None = None,
     share: ShareBranch = share_branch,
 ) -> int:
+    say = runner_say(say)  # nothing the agent or the repository wrote starts a command
     settings = read_settings(env)
     redact = Redactor.from_environ(env, [settings.token]).redact  # GitHub masks only its log
     request = events.route(settings.event_name, load_event(settings.event_path), settings.inputs)

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from memento_gh.controls.model import Control
 from memento_gh.formats import status_log
 from memento_gh.markdown import NORMAL, CodeTracker
+from memento_gh.output import WorkflowCommand
 from memento_gh.plan import budgets, values
 from memento_gh.plan.model import BLOCKED, DONE, PENDING, RUNNING, SKIPPED, Plan, Task
 from memento_gh.plan.picking import pick, review_gate
@@ -785,9 +786,10 @@ def annotation(
     file: str | None = None,
     line: int | None = None,
     title: str | None = None,
-) -> str:
+) -> WorkflowCommand:
     """A workflow command such as ``::error file=docs/MASTER_PLAN.md,line=3::message``,
-    escaped so that no value can end the command or start another."""
+    escaped so that no value can end the command or start another: memento's own, printed
+    as it is on a runner (``output.WorkflowCommand``)."""
     if level not in _ANNOTATION_LEVELS:
         raise ValueError(
             f"annotation level {level!r} is not one of {', '.join(_ANNOTATION_LEVELS)}"
@@ -798,7 +800,7 @@ def annotation(
         if value is not None
     ]
     head = f"::{level} {','.join(properties)}" if properties else f"::{level}"
-    return f"{head}::{_escape_data(message)}"
+    return WorkflowCommand(f"{head}::{_escape_data(message)}")
 
 
 def _escape_data(text: str) -> str:

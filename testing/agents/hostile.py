@@ -37,7 +37,8 @@ Steps run in order; in every string, ``{record}`` becomes the command line of th
   ``REF`` (HEAD's tree plus the file), put on ``REF`` with ``update-ref``: never ``git
   commit``, so no hook or HEAD move shows it;
 - ``{"dump_env": PATH}``: this process's environment, as JSON;
-- ``{"print": TEXT}``: a line on stdout (a cost report, a provider's limit, a file name).
+- ``{"print": TEXT}``: a line on stdout (a cost report, a provider's limit, a file name);
+- ``{"exit": CODE}``: stop here, exiting with ``CODE``.
 
 The recorder writes ``DIR/record-<pid>-<n>.json`` (its argv, environment and folder) and
 then behaves as the program git expects: it copies stdin to stdout (a filter), adding a line
@@ -113,6 +114,9 @@ def perform(step: dict[str, Any], spec: dict[str, Any]) -> None:
         _git(*(fill(arg) for arg in step["git"]))
     elif "forge" in step:
         _forge(step["forge"], step["path"], step["text"])
+    elif "exit" in step:
+        sys.stdout.flush()
+        raise SystemExit(int(step["exit"]))
     elif "print" in step:
         print(fill(step["print"]), flush=True)
     elif "dump_env" in step:
