@@ -88,6 +88,8 @@ _KEYS = (
     MetaKey("total_tasks", _counter, "tasks in the plan (engine)"),
     MetaKey("completed_tasks", _counter, "tasks marked [x] (engine)"),
     MetaKey("consecutive_failed_ticks", _counter, "failing ticks in a row (engine)"),
+    MetaKey("max_deferrals", _positive, "deferred runs in a row that pause"),
+    MetaKey("consecutive_deferrals", _counter, "deferred runs in a row (engine)"),
     MetaKey("agent_timeout", parse_duration, "time limit of one agent run"),
     MetaKey("verify_timeout", parse_duration, "time limit of one verify run"),
     MetaKey("blocked_ratio_limit", values.parse_ratio, "blocked share that pauses"),
@@ -144,6 +146,8 @@ class Settings(NamedTuple):
     total_tasks: int = 0
     completed_tasks: int = 0
     consecutive_failed_ticks: int = 0
+    max_deferrals: int = 5
+    consecutive_deferrals: int = 0
     agent_timeout: float = 30 * 60
     verify_timeout: float = 10 * 60
     blocked_ratio_limit: float = 0.3
