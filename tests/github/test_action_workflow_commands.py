@@ -150,3 +150,28 @@ def test_inert_keeps_the_text_and_its_lines_and_starts_no_command(text: str, sho
     assert inert(text) == shown
     assert inert(inert(text)) == inert(text)
     assert commands_in(inert(text)) == []
+
+
+def test_a_link_the_agent_puts_in_place_of_the_runners_output_file_is_never_written_through(
+    tmp_path: Path, github: FakeGitHub, isolated_git: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step's output file (``GITHUB_OUTPUT``) lies outside the checkout, where the agent
+    can find it: a link there to .git/config gets no ``outcome=…`` line appended."""
+    project = ActionProject(tmp_path, github)
+    checkout = tmp_path / "run-1" / "checkout"
+    steps: list[Action] = [
+        {"write": "src/a.py", "text": "A = 1\n"},
+        {"symlink": str(tmp_path / "run-1" / "outputs"), "to": str(checkout / ".git/config")},
+    ]
+    env = {
+        "MEMENTO_AGENT_CMD": hostile_command(),
+        **hostile_env(steps, home=isolated_git, record=project.outside / "records"),
+    }
+
+    with attacker() as listener:
+        run = attacked_run(project, listener, monkeypatch, env=env)
+
+    assert "outcome=" not in (checkout / ".git" / "config").read_text()
+    assert "not a regular file (a symbolic link)" in str(run.result), run.result
+    assert project.marker("T-101") == "x"  # the run's work was pushed before
+    assert run.attacker_requests == []
