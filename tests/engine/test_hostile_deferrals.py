@@ -97,3 +97,20 @@ def test_the_default_bound_is_five(tmp_path: Path, isolated_git: Path) -> None:
 
     assert [entry.outcome for entry in project.entries()] == ["deferred"] * 5
     assert project.plan().settings.tick_mode == "paused"
+
+
+@pytest.mark.parametrize("after", ["9" * 400, "99999999999"])
+def test_a_reset_time_no_provider_gives_is_no_time_and_never_a_crash(
+    tmp_path: Path, isolated_git: Path, after: str
+) -> None:
+    """The agent's words are data (class 7): "retry after 1e400 seconds" crashed the tick."""
+    project = make_project(tmp_path)
+    words = f"API Error: Request rejected (429) · rate limit. Please retry after {after} seconds"
+
+    done = tick(project, limited(words), isolated_git)
+
+    assert "internal error" not in done.stderr
+    [entry] = project.entries()
+    assert entry.outcome == "deferred"
+    assert not entry.fields.get("Try Again", "").startswith(("2", "5"))  # no UTC time in it
+    assert project.dirty() == []
