@@ -79,7 +79,14 @@ def open_append(path: Path) -> BinaryIO:
     a regular file of its own, never through a link: a FIFO there would block the writer, a
     symbolic link would make memento write wherever it points, and a hard link (a second
     name of ``.git/config``, say) would make it write into the file it names."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file, or a link to one, where the folder goes
+        raise UserError(
+            f"{path.parent}: cannot make the folder for {path.name} ({error.strerror}); "
+            f"memento keeps its logs in a folder there: remove what is in its place "
+            f"(`rm {path.parent}`)"
+        ) from None
     fix = f"memento writes its logs only into files of their own: remove it (`rm -r {path}`)"
     descriptor = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, fix=fix)
     assert descriptor is not None  # O_CREAT

@@ -101,3 +101,13 @@ def test_a_log_is_appended_to_only_when_it_is_a_file_of_its_own(tmp_path: Path, 
     assert str(refused.value).startswith(f"{log}: ")
     assert f"rm -r {log}" in str(refused.value)
     assert target.read_text() == "[core]\n"
+
+
+def test_a_file_where_the_logs_folder_goes_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "logs").write_text("not a folder\n")
+
+    with pytest.raises(UserError) as refused:
+        files.open_append(tmp_path / "logs" / "memento.log")
+
+    assert str(refused.value).startswith(f"{tmp_path / 'logs'}: cannot make the folder")
+    assert f"rm {tmp_path / 'logs'}" in str(refused.value)
