@@ -22,9 +22,9 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import cached_property
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -76,6 +76,27 @@ def secrets_in(environ: Mapping[str, str], extra: Iterable[str] = ()) -> tuple[s
     return tuple(
         sorted((value for value in found if len(value) >= MIN_SECRET_LENGTH), key=len, reverse=True)
     )
+
+
+class _Record(Protocol):
+    """A NamedTuple, as ``hidden_repr`` reads it."""
+
+    @property
+    def _fields(self) -> tuple[str, ...]: ...
+
+    def __iter__(self) -> Iterator[object]: ...
+
+
+def hidden_repr(record: _Record, hidden: Collection[str]) -> str:
+    """``Name(field=value, ...)``, as a NamedTuple prints itself, with ``***`` for the value
+    of each field named in ``hidden`` that is set (an unset one shows as it is: None, "").
+    A record holding a credential defines ``__repr__`` with it, so that printing it (a log
+    line, a traceback, a failing test's diff) never shows the credential."""
+    shown = (
+        f"{name}={MASK if name in hidden and value else repr(value)}"
+        for name, value in zip(record._fields, record, strict=True)
+    )
+    return f"{type(record).__name__}({', '.join(shown)})"
 
 
 class Redactor:

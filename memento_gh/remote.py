@@ -31,6 +31,7 @@ from memento_gh import backoff, gitrun
 from memento_gh.engine.pool.handoff import Carried, Posted
 from memento_gh.errors import UserError
 from memento_gh.gitrun import GitError, NetworkError
+from memento_gh.redact import hidden_repr
 from memento_gh.workspace import IDENTITY_SETTINGS, Workspace, identity_from
 
 # The identity GitHub shows with its own avatar for commits made by a workflow's token.
@@ -99,6 +100,10 @@ class Endpoint(NamedTuple):
     settings: tuple[tuple[str, str], ...] = ()
     #: Who a rebase commits as: the user's identity, else the bot.
     identity: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        # The user's network settings may carry a credential too (an http.extraHeader).
+        return hidden_repr(self, ("token", "settings"))
 
     def auth(self, url: str) -> dict[str, str]:
         """The environment of one network call to ``url``."""

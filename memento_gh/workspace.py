@@ -1,29 +1,21 @@
 """The repository as the tick sees it; git itself runs in ``gitrun.py``.
 
-``Workspace`` is what the tick sees of the repository: the change against HEAD, the rollback
-to HEAD, the commit, and git's own configuration and refs (which no agent may change: see
-``gitfolder.py``).
+``Workspace`` is what the tick sees of the work tree: the change against HEAD, the rollback
+to HEAD, the commit. What of ``.git`` an agent could use against memento, and its keeping
+and putting back, is the wall's (``engine/wall/``); what git prints of a change is read in
+``gitdiff.py``.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from memento_gh import gitfolder, gitrun
-from memento_gh.changes import (
-    ADDED,
-    DELETED,
-    MODIFIED,
-    RENAMED,
-    TYPECHANGE,
-    UNTRACKED,
-    FileChange,
-)
+from memento_gh import gitdiff, gitrun
+from memento_gh.changes import DELETED, FileChange
 from memento_gh.errors import UserError
 from memento_gh.files import decode_utf8
 
@@ -34,12 +26,6 @@ EMERGENCY_STASH = "memento-emergency-stash"
 FALLBACK_IDENTITY = (("user.name", "memento"), ("user.email", "memento@localhost"))
 #: The settings a commit's author and committer come from (``git config --help``).
 IDENTITY_SETTINGS = r"^(user|author|committer)\.(name|email)$"
-
-# git's own test for binary content (xdiff's FIRST_FEW_BYTES): a NUL among the first 8000 bytes.
-_BINARY_PROBE = 8000
-_CHUNK = 1 << 20
-#: Read flags for a file the agent may have swapped: no waiting on a FIFO, no following a link.
-_READ_NOW = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 _DIFF_OPTIONS = ("-z", "--no-color", "--no-ext-diff", "--no-textconv")
 _NO_MAINTENANCE = ("maintenance.auto=false", "gc.auto=0")
@@ -52,15 +38,6 @@ _STATUS = (
     "--untracked-files=all",
     "--no-renames",
 )
-
-_KINDS = {
-    "M": MODIFIED,
-    "A": ADDED,
-    "C": ADDED,
-    "D": DELETED,
-    "R": RENAMED,
-    "T": TYPECHANGE,
-}
 
 
 class _Repository(NamedTuple):
@@ -120,14 +97,6 @@ def init_repository(path: Path) -> Workspace:
     return Workspace(path)
 
 
-def _user_git_files() -> tuple[str, ...]:
-    """The user's files that git reads even cut off from their configuration: the default
-    global ignore file (``git help gitignore``)."""
-    home = os.environ.get("HOME", "")
-    config = os.environ.get("XDG_CONFIG_HOME") or f"{home}/.config"
-    return (f"{config}/git/ignore",) if home or os.environ.get("XDG_CONFIG_HOME") else ()
-
-
 def read_identity(
     folder: Path,
     fallback: Iterable[tuple[str, str]] = FALLBACK_IDENTITY,
@@ -185,49 +154,35 @@ class Workspace:
     """The git work tree the tick runs in."""
 
     def __init__(self, root: Path) -> None:
-        self._repo = open_repo(root)
-        top = self._repo.top
-        if top is None:
+        repo = open_repo(root)
+        if repo.top is None:
             raise UserError(
                 f"{root}: a bare repository has no working tree; run memento in a clone"
             )
-        self.root = Path(top)
-        common = os.fspath(self._repo.common_dir)
-        own = os.fspath(self._repo.git_dir.resolve()) if self._repo.git_dir else common
-        self._folder = gitfolder.GitFolder(os.fspath(self.root), common, own, _user_git_files())
+        self.root = Path(repo.top)
+        #: The git folder every work tree of the repository shares: its config, hooks/ and
+        #: info/ (``.git`` itself, unless this is a linked work tree).
+        self.common_dir = repo.common_dir
+        #: This work tree's own git folder: ``.git``, or in a linked work tree the folder
+        #: its ``.git`` file names.
+        self.git_dir = repo.git_dir.resolve() if repo.git_dir else repo.common_dir
+        #: Where git keeps this work tree's index (None: git did not say where its git
+        #: folder is).
+        self.index_file = None if repo.git_dir is None else repo.git_dir / "index"
+        self._head_files = (repo.git_dir, repo.common_dir)
         self._identity: tuple[str, ...] | None = None
-        self._user_config: bytes | None = None
-
-    @property
-    def git_dir(self) -> Path:
-        """This work tree's own git folder: ``.git``, or in a linked work tree the folder
-        its ``.git`` file names."""
-        return Path(self._folder.own)
-
-    @property
-    def common_dir(self) -> Path:
-        """The git folder every work tree of the repository shares: its config, hooks/
-        and info/ (``.git`` itself, unless this is a linked work tree)."""
-        return Path(self._folder.common)
-
-    # -- reading ----------------------------------------------------------------------------
-
-    @property
-    def index_file(self) -> Path | None:
-        """Where git keeps this work tree's index (None: git did not say where its git
-        folder is)."""
-        git_dir = self._repo.git_dir
-        return None if git_dir is None else git_dir / "index"
+        # The user's global git files as memento found them, before any agent of this run
+        # could rewrite them: a commit's identity is read from these (``identity``).
+        self._user_config = gitrun.global_config()
 
     def head(self) -> str | None:
         """The sha HEAD points at, or None on an unborn branch (no commit yet)."""
-        done = gitrun.run(self.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
-        return done.stdout.decode().strip() if done.returncode == 0 else None
+        return _head(self.root)
 
     def quick_head(self) -> str | None:
         """``head``, read from git's files when it can be: one git process fewer (about
         2 ms here) each time a tick checks where HEAD is."""
-        return self._head_file() or self.head()
+        return _head_file(*self._head_files) or self.head()
 
     def current_branch(self) -> str | None:
         """The checked-out branch's short name, or None when HEAD is detached."""
@@ -238,15 +193,15 @@ class Workspace:
         """Everything that differs from HEAD, sorted by path: staged and unstaged edits to
         tracked files, and untracked files git does not ignore (except those matching
         ``keep``). On an unborn branch every file is "added" or "untracked"."""
-        found = self._tracked_changes()
-        found += [_untracked_change(self.root, path) for path in self._untracked(keep)]
+        found = _tracked_changes(self.root)
+        found += [gitdiff.untracked_change(self.root, path) for path in _untracked(self.root, keep)]
         return sorted(found, key=lambda change: change.path)
 
     def sizes(self, changes: Iterable[FileChange]) -> dict[str, int]:
         """The bytes each path that ``changes`` adds or changes holds in the work tree (what
         a commit would store): a file's length, a link's target name; 0 for a folder."""
         return {
-            change.path: _size(self.root / change.path)
+            change.path: gitdiff.size(self.root / change.path)
             for change in changes
             if change.kind != DELETED
         }
@@ -259,12 +214,6 @@ class Workspace:
         tick that overlaps it with finding the repository and reading the plan, about 6 ms of
         a 1,000-task tick (A/B against waiting at once, installed package)."""
         return start_status(self.root)
-
-    def start_ignored_folders(self) -> PendingFolders:
-        """The folders git ignores as a whole (``logs``, ``node_modules``), listed by a git
-        process that runs while the caller does other things."""
-        listing = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-        return PendingFolders(gitrun.start(self.root, *listing))
 
     def commit_count(self) -> int:
         """How many commits HEAD's history holds (0 on an unborn branch)."""
@@ -285,37 +234,15 @@ class Workspace:
 
     def is_clean(self, keep: Sequence[str] = ()) -> bool:
         """True when index and work tree equal HEAD, untracked files matching ``keep`` aside."""
-        return not self._tracked_dirty() and not self._untracked(keep)
-
-    def git_state(self) -> dict[str, bytes]:
-        """Per file of .git/config, .git/hooks/ and .git/info/, keyed by its path relative
-        to .git: its kind (file, link), permissions and content. The permissions count (the
-        executable bit is what turns a hook on); the tick's own scratch files under
-        .git/memento/ are not part of it."""
-        common = f"{self._folder.common}/"
-        state = gitfolder.config_state(self._folder)
-        return {path.removeprefix(common): data for path, data in state.items()}
-
-    def snapshot_git(self) -> gitfolder.Snapshot:
-        """What an agent must leave as it is in the git folder: the configuration, hooks and
-        info/ files, every ref and HEAD, and the .git entry itself. Take it before the
-        agent runs, and ``restore_git`` it after, before git runs again. The user's global
-        git files are kept too, the first time, for ``identity``."""
-        if self._user_config is None:  # an identity is read from them later
-            self._user_config = gitrun.global_config()
-        return gitfolder.snapshot(self._folder)
-
-    def restore_git(self, before: gitfolder.Snapshot) -> list[str]:
-        """Put back what ``snapshot_git`` took, byte for byte; what the agent had changed,
-        one sentence per kind (none: nothing). ``UserError`` when .git itself was replaced."""
-        return gitfolder.restore(self._folder, before).violations()
+        return not _tracked_dirty(self.root) and not _untracked(self.root, keep)
 
     def identity(self) -> tuple[str, ...]:
         """The ``user``/``author``/``committer`` name and email settings a commit is made
         with: the user's own, from every configuration file git would read (their global
         file included, which no other git command of memento's reads), and memento's
         fallback for what none sets. Read once, when a commit needs it: from the global files
-        as ``snapshot_git`` found them, before the agent (which may rewrite them) ran."""
+        as they were when the workspace was made, before an agent (which may rewrite them)
+        ran."""
         if self._identity is None:
             self._identity = read_identity(self.root, kept=self._user_config)
         return self._identity
@@ -332,24 +259,25 @@ class Workspace:
                 "there is no commit to roll back to (the branch is unborn); "
                 "commit the project first: `git add -A && git commit`"
             )
-        restored = sorted(self._tracked_dirty())
+        root = self.root
+        restored = sorted(_tracked_dirty(root))
         # the index back to HEAD; staged additions become untracked
-        gitrun.check(self.root, "reset", "-q")
-        blocked = self._restore_work_tree()
-        untracked = self._untracked(())
-        removable = set(self._untracked(keep))
+        gitrun.check(root, "reset", "-q")
+        blocked = _restore_work_tree(root)
+        untracked = _untracked(root, ())
+        removable = set(_untracked(root, keep))
         # One -f: like git itself, leave a nested repository alone (its history, and the
         # kept or ignored files inside, would go with it); the report lists it as left.
-        gitrun.check(self.root, "clean", "-f", "-d", "-q", *_excludes(keep))
+        gitrun.check(root, "clean", "-f", "-d", "-q", *_excludes(keep))
         if blocked:
-            self._restore_work_tree()
-        removed = [path for path in untracked if path in removable and not _exists(self.root, path)]
+            _restore_work_tree(root)
+        removed = [path for path in untracked if path in removable and not _exists(root, path)]
         kept = [path for path in untracked if path not in removable]
         stash: str | None = None
         left: tuple[str, ...] = ()
         if not self.is_clean(keep):
-            stash = self._emergency_stash(keep, label)
-            left = tuple(self._dirty_paths(keep))
+            stash = _emergency_stash(root, keep, label, self.identity())
+            left = tuple(_dirty_paths(root, keep))
         return RollbackReport(tuple(restored), tuple(removed), tuple(kept), stash, left)
 
     def commit(
@@ -377,7 +305,7 @@ class Workspace:
         else:
             chosen = list(dict.fromkeys(paths))
             unknown = set(chosen if new is None else new)
-            self._stage([path for path in chosen if path in unknown])
+            _stage(self.root, [path for path in chosen if path in unknown])
             only = ["--only", "--", *chosen]
         command = ("commit", "-q", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim")
         arguments = (*command, "-F", "-", *only)
@@ -390,17 +318,11 @@ class Workspace:
         done = gitrun.run(self.root, *arguments, stdin=stdin, config=(*settings, *known))
         if done.returncode != 0:
             if paths is not None and new is not None:
-                self._stage(chosen)
+                _stage(self.root, chosen)
             gitrun.check(self.root, *arguments, stdin=stdin, config=(*settings, *self.identity()))
-        sha = self._head_file() or self.head()
+        sha = _head_file(*self._head_files) or self.head()
         assert sha is not None
         return sha
-
-    def _stage(self, paths: Sequence[str]) -> None:
-        # git add cannot name a path gone from disk; commit --only takes its deletion
-        present = [path for path in paths if _exists(self.root, path)]
-        if present:
-            gitrun.check(self.root, "add", "-A", "--", *present)
 
     def change_between(self, old: str, new: str, paths: Sequence[str]) -> bytes:
         """The change from commit ``old`` to commit ``new`` in ``paths``, as a patch that
@@ -435,117 +357,116 @@ class Workspace:
         (for an agent that committed although it was told not to)."""
         gitrun.check(self.root, "reset", "-q", "--soft", sha)
 
-    # -- stages of the rollback -------------------------------------------------------------
 
-    def _restore_work_tree(self) -> bool:
-        """Check out from the index every path whose file differs; True when some path had
-        to wait because an untracked file or directory stands in its way (git would delete
-        it, and with it any kept or ignored file inside)."""
-        listing = gitrun.check(self.root, "diff", "--name-only", "--no-renames", *_DIFF_OPTIONS)
-        paths = _split(listing)
-        ready = [path for path in paths if not _obstructed(self.root, path)]
-        if ready:
-            listing = b"".join(os.fsencode(path) + b"\0" for path in ready)
-            gitrun.check(self.root, "checkout-index", "-f", "-q", "-z", "--stdin", stdin=listing)
-        return len(ready) < len(paths)
+# -- the stages of a rollback, and what differs ---------------------------------------------
 
-    def _emergency_stash(self, keep: Sequence[str], label: str) -> str | None:
-        """Stash every dirty path but kept files and nested repositories (git cannot stash
-        those); the stash's message, or None when nothing was stashed."""
-        paths = [path for path in self._dirty_paths(keep) if not path.endswith("/")]
-        if not paths:
-            return None
-        message = f"{EMERGENCY_STASH} {label}"
-        before = self._stash_ref()
-        done = gitrun.run(
-            self.root,
-            *("stash", "push", "-q", "--include-untracked", "-m", message, "--", *paths),
-            config=self.identity(),
-        )
-        if done.returncode != 0:
-            # a stash that failed halfway leaves its files staged
-            gitrun.check(self.root, "reset", "-q")
-        return message if self._stash_ref() != before else None
 
-    def _stash_ref(self) -> str | None:
-        done = gitrun.run(self.root, "rev-parse", "-q", "--verify", "refs/stash")
-        return done.stdout.decode().strip() if done.returncode == 0 else None
+def _stage(root: Path, paths: Sequence[str]) -> None:
+    # git add cannot name a path gone from disk; commit --only takes its deletion
+    present = [path for path in paths if _exists(root, path)]
+    if present:
+        gitrun.check(root, "add", "-A", "--", *present)
 
-    def _head_file(self) -> str | None:
-        """HEAD read from the files a commit has just written (the loose ref of the branch,
-        or a detached HEAD); None when git keeps it elsewhere (packed refs, reftable)."""
-        git_dir = self._repo.git_dir
-        if git_dir is None:
-            return None
-        try:
-            text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
-            if text.startswith("ref: refs/heads/"):
-                ref = text[len("ref: ") :]
-                text = (self._repo.common_dir / ref).read_text(encoding="ascii").strip()
-        except (OSError, ValueError):
-            return None
-        if len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text):
-            return text
+
+def _restore_work_tree(root: Path) -> bool:
+    """Check out from the index every path whose file differs; True when some path had to
+    wait because an untracked file or directory stands in its way (git would delete it, and
+    with it any kept or ignored file inside)."""
+    paths = gitdiff.split(gitrun.check(root, "diff", "--name-only", "--no-renames", *_DIFF_OPTIONS))
+    ready = [path for path in paths if not _obstructed(root, path)]
+    if ready:
+        listing = b"".join(os.fsencode(path) + b"\0" for path in ready)
+        gitrun.check(root, "checkout-index", "-f", "-q", "-z", "--stdin", stdin=listing)
+    return len(ready) < len(paths)
+
+
+def _emergency_stash(
+    root: Path, keep: Sequence[str], label: str, identity: Sequence[str]
+) -> str | None:
+    """Stash every dirty path but kept files and nested repositories (git cannot stash
+    those), as ``identity``; the stash's message, or None when nothing was stashed."""
+    paths = [path for path in _dirty_paths(root, keep) if not path.endswith("/")]
+    if not paths:
         return None
+    message = f"{EMERGENCY_STASH} {label}"
+    before = _stash_ref(root)
+    done = gitrun.run(
+        root,
+        *("stash", "push", "-q", "--include-untracked", "-m", message, "--", *paths),
+        config=identity,
+    )
+    if done.returncode != 0:
+        # a stash that failed halfway leaves its files staged
+        gitrun.check(root, "reset", "-q")
+    return message if _stash_ref(root) != before else None
 
-    # -- what differs -----------------------------------------------------------------------
 
-    def _base(self) -> str:
-        """HEAD, or the empty tree on an unborn branch."""
-        head = self.head()
-        if head is not None:
-            return head
-        empty_tree = gitrun.check(self.root, "hash-object", "-t", "tree", "--stdin", stdin=b"")
-        return empty_tree.decode().strip()
+def _stash_ref(root: Path) -> str | None:
+    done = gitrun.run(root, "rev-parse", "-q", "--verify", "refs/stash")
+    return done.stdout.decode().strip() if done.returncode == 0 else None
 
-    def _tracked_changes(self) -> list[FileChange]:
-        # "HEAD" saves resolving it first; only an unborn branch needs the empty tree. One
-        # diff gives both the kind of each change (--raw) and its line counts (--numstat).
-        options = ("--raw", "--numstat", "-M", *_DIFF_OPTIONS)
-        done = gitrun.run(self.root, "diff", "HEAD", *options)
-        listing = done.stdout
-        if done.returncode != 0:
-            listing = gitrun.check(self.root, "diff", self._base(), *options)
-        if not listing:
-            return []
-        names, counts = _parse_raw_numstat(listing)
-        found = []
-        for letter, path, old_path in names:
-            added, removed = counts.get(path, (0, 0))
-            binary = added is None
-            found.append(
-                FileChange(
-                    path,
-                    _KINDS.get(letter, MODIFIED),
-                    added or 0,
-                    removed or 0,
-                    binary,
-                    old_path,
-                )
-            )
-        return found
 
-    def _tracked_dirty(self) -> set[str]:
-        """Tracked paths whose index entry or file differs from HEAD (both ends of renames)."""
-        base = self._base()
-        work_tree = gitrun.check(
-            self.root, "diff", base, "--name-only", "--no-renames", *_DIFF_OPTIONS
-        )
-        index = gitrun.check(
-            self.root, "diff", "--cached", base, "--name-only", "--no-renames", *_DIFF_OPTIONS
-        )
-        return {*_split(work_tree), *_split(index)}
+def _head(root: Path) -> str | None:
+    done = gitrun.run(root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+    return done.stdout.decode().strip() if done.returncode == 0 else None
 
-    def _untracked(self, keep: Sequence[str]) -> list[str]:
-        """Untracked files git does not ignore, minus those matching ``keep``; a nested
-        repository is one entry ending in "/"."""
-        listing = gitrun.check(
-            self.root, "ls-files", "-z", "--others", "--exclude-standard", *_excludes(keep)
-        )
-        return _split(listing)
 
-    def _dirty_paths(self, keep: Sequence[str]) -> list[str]:
-        return sorted(self._tracked_dirty() | set(self._untracked(keep)))
+def _head_file(git_dir: Path | None, common_dir: Path) -> str | None:
+    """HEAD read from the files a commit has just written (the loose ref of the branch, or
+    a detached HEAD); None when git keeps it elsewhere (packed refs, reftable)."""
+    if git_dir is None:
+        return None
+    try:
+        text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+        if text.startswith("ref: refs/heads/"):
+            text = (common_dir / text[len("ref: ") :]).read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+    if len(text) in (40, 64) and all(char in "0123456789abcdef" for char in text):
+        return text
+    return None
+
+
+def _base(root: Path) -> str:
+    """HEAD, or the empty tree on an unborn branch."""
+    head = _head(root)
+    if head is not None:
+        return head
+    empty_tree = gitrun.check(root, "hash-object", "-t", "tree", "--stdin", stdin=b"")
+    return empty_tree.decode().strip()
+
+
+def _tracked_changes(root: Path) -> list[FileChange]:
+    # "HEAD" saves resolving it first; only an unborn branch needs the empty tree. One
+    # diff gives both the kind of each change (--raw) and its line counts (--numstat).
+    options = ("--raw", "--numstat", "-M", *_DIFF_OPTIONS)
+    done = gitrun.run(root, "diff", "HEAD", *options)
+    listing = done.stdout
+    if done.returncode != 0:
+        listing = gitrun.check(root, "diff", _base(root), *options)
+    return gitdiff.tracked_changes(listing) if listing else []
+
+
+def _tracked_dirty(root: Path) -> set[str]:
+    """Tracked paths whose index entry or file differs from HEAD (both ends of renames)."""
+    base = _base(root)
+    names = ("--name-only", "--no-renames", *_DIFF_OPTIONS)
+    work_tree = gitrun.check(root, "diff", base, *names)
+    index = gitrun.check(root, "diff", "--cached", base, *names)
+    return {*gitdiff.split(work_tree), *gitdiff.split(index)}
+
+
+def _untracked(root: Path, keep: Sequence[str]) -> list[str]:
+    """Untracked files git does not ignore, minus those matching ``keep``; a nested
+    repository is one entry ending in "/"."""
+    listing = gitrun.check(
+        root, "ls-files", "-z", "--others", "--exclude-standard", *_excludes(keep)
+    )
+    return gitdiff.split(listing)
+
+
+def _dirty_paths(root: Path, keep: Sequence[str]) -> list[str]:
+    return sorted(_tracked_dirty(root) | set(_untracked(root, keep)))
 
 
 def start_status(folder: Path) -> PendingStatus:
@@ -573,24 +494,6 @@ class PendingStatus:
         self._started.wait()
 
 
-class PendingFolders:
-    """A ``git ls-files --directory`` running for ``start_ignored_folders``."""
-
-    def __init__(self, started: gitrun.Started) -> None:
-        self._started = started
-
-    def result(self) -> list[str]:
-        """Wait for git; the folders, relative to the top, without their final "/" (none
-        when git failed: then every folder is walked, which costs time, not safety)."""
-        done = self._started.wait()
-        if done.returncode != 0:
-            return []
-        return [path[:-1] for path in _split(done.stdout) if path.endswith("/")]
-
-    def close(self) -> None:
-        self._started.wait()
-
-
 # -- pure helpers ---------------------------------------------------------------------------
 
 
@@ -598,39 +501,6 @@ def _excludes(keep: Sequence[str]) -> list[str]:
     """``--exclude`` options for the lines of a .memento_cleanignore (gitignore syntax)."""
     patterns = (line.rstrip("\r\n") for line in keep)
     return [f"--exclude={line}" for line in patterns if line.strip() and not line.startswith("#")]
-
-
-def _split(listing: bytes) -> list[str]:
-    return [os.fsdecode(item) for item in listing.split(b"\0") if item]
-
-
-def _parse_raw_numstat(
-    listing: bytes,
-) -> tuple[list[tuple[str, str, str | None]], dict[str, tuple[int | None, int | None]]]:
-    """From ``git diff --raw --numstat -z``: ``(letter, path, old_path)`` per change (the
-    raw records, which start with ``:``), and lines added and removed per (new) path (the
-    numstat records; None for binary files, which git shows as ``-``)."""
-    fields = iter(listing.split(b"\0"))
-    names: list[tuple[str, str, str | None]] = []
-    counts: dict[str, tuple[int | None, int | None]] = {}
-    for record in fields:
-        if not record:
-            continue
-        if record[:1] == b":":  # ":100644 100644 <sha> <sha> M", then the path(s)
-            letter = os.fsdecode(record.rsplit(b" ", 1)[1][:1])
-            first = os.fsdecode(next(fields))
-            if letter in "RC":
-                second = os.fsdecode(next(fields))
-                names.append((letter, second, first if letter == "R" else None))
-            else:
-                names.append((letter, first, None))
-            continue
-        added, removed, path = record.split(b"\t", 2)
-        if not path:  # a rename: the old and the new path follow as fields of their own
-            next(fields)
-            path = next(fields)
-        counts[os.fsdecode(path)] = (_count(added), _count(removed))
-    return names, counts
 
 
 def _parse_status(listing: bytes) -> TreeStatus:
@@ -655,53 +525,6 @@ def _parse_status(listing: bytes) -> TreeStatus:
         elif kind == b"? ":
             untracked.append(os.fsdecode(record[2:]))
     return TreeStatus(head, tuple(tracked), tuple(untracked))
-
-
-def _count(field: bytes) -> int | None:
-    return None if field == b"-" else int(field)
-
-
-def _untracked_change(root: Path, path: str) -> FileChange:
-    lines, binary = _count_lines(root / path)
-    return FileChange(path, UNTRACKED, lines, 0, binary)
-
-
-def _size(path: Path) -> int:
-    """The bytes of a file (of a link: the name it holds) in the work tree; 0 for a folder
-    or a path gone since git listed it."""
-    try:
-        found = path.lstat()
-    except OSError:
-        return 0
-    return 0 if stat.S_ISDIR(found.st_mode) else found.st_size
-
-
-def _count_lines(path: Path) -> tuple[int, bool]:
-    """Lines as ``git diff --numstat`` counts them (a last line without a newline counts),
-    and whether git would call the file binary."""
-    try:
-        if path.is_symlink():  # git diffs a link's target text
-            target = os.fsencode(path.readlink())
-            return target.count(b"\n") + (0 if target.endswith(b"\n") else 1), False
-        if path.is_dir():  # a nested repository
-            return 0, False
-        # Never blocking: a FIFO put there since git listed it is no file's content.
-        descriptor = os.open(path, _READ_NOW)
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            os.close(descriptor)
-            return 0, False
-        with os.fdopen(descriptor, "rb") as stream:
-            chunk = stream.read(_BINARY_PROBE)
-            if b"\0" in chunk:
-                return 0, True
-            lines, last = 0, b""
-            while chunk:
-                lines += chunk.count(b"\n")
-                last = chunk
-                chunk = stream.read(_CHUNK)
-    except OSError:  # gone or unreadable since git listed it
-        return 0, False
-    return lines + (1 if last and not last.endswith(b"\n") else 0), False
 
 
 def _exists(root: Path, path: str) -> bool:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from memento_gh.controls.apply import apply_control
 from memento_gh.controls.model import Control
-from memento_gh.github import action
+from memento_gh.github import action, branch_run
 from memento_gh.github.sync import GitHub
 from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
@@ -74,7 +74,7 @@ class ActionProject:
         payload: Mapping[str, Any] | None = None,
         *,
         env: Mapping[str, str] | None = None,
-        share: action.ShareBranch = action.share_branch,
+        share: branch_run.ShareBranch = branch_run.share_branch,
         origin_url: str | None = None,
     ) -> RunResult:
         """One workflow run in a fresh checkout of ``main`` (the runner is new each time).

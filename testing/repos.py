@@ -82,10 +82,13 @@ def tree_status(workspace: Workspace) -> TreeStatus:
 
 
 def git_fingerprint(workspace: Workspace) -> dict[str, str]:
-    """``workspace.git_state()`` as a sha256 per file of .git/config, .git/hooks/ and
+    """``wall.git_config_state`` as a sha256 per file of .git/config, .git/hooks/ and
     .git/info/, keyed by its path relative to .git: two fingerprints are equal exactly when
     the states are, and a digest is easy to read in a failed assertion."""
-    return {path: hashlib.sha256(data).hexdigest() for path, data in workspace.git_state().items()}
+    from memento_gh.engine import wall
+
+    state = wall.git_config_state(workspace)
+    return {path: hashlib.sha256(data).hexdigest() for path, data in state.items()}
 
 
 # -- remotes: a bare origin, clones of it, git over HTTP, a git that logs its argv --------

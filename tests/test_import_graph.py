@@ -1,6 +1,6 @@
 """The package's import graph, read from the source (AST): no cycle between memento_gh's
-subpackages and top-level modules, and the pure core never reaches a subprocess, the GitHub
-client or the environment, however indirectly."""
+subpackages and top-level modules, nor between any two of its modules (files), and the pure
+core never reaches a subprocess, the GitHub client or the environment, however indirectly."""
 
 from __future__ import annotations
 
@@ -39,6 +39,10 @@ PURE = (
     "memento_gh.github.events",
     "memento_gh.github.boxes",
     "memento_gh.github.render",
+    "memento_gh.github.issue_texts",
+    "memento_gh.github.job_text",
+    "memento_gh.github.answers",
+    "memento_gh.github.failures",
     "memento_gh.github.reconcile",
     "memento_gh.github.pulls",
     "memento_gh.github.ci",
@@ -114,6 +118,29 @@ def unit_edges(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
     return edges
 
 
+def module_edges(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Which of the package's modules each module loads (at any depth, also inside functions
+    and under ``TYPE_CHECKING``). ``from memento_gh.plan import spend`` loads the module
+    ``memento_gh.plan.spend``, not the package's ``__init__`` (Python has that one half made
+    by then), so a package whose ``__init__`` imports its own modules is no cycle;
+    ``from memento_gh.plan import Plan`` loads the ``__init__``."""
+    modules = {module_name(path, package) for path in package.rglob("*.py")}
+    edges: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        module = module_name(path, package)
+        names: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names += (alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    whole = f"{node.module}.{alias.name}"
+                    names.append(whole if whole in modules else node.module)
+        found = (internal(dict.fromkeys(modules), name) for name in names)
+        edges[module] = {target for target in found if target not in (None, module)}
+    return edges
+
+
 def find_cycle(edges: Mapping[str, set[str]]) -> list[str] | None:
     """A cycle of the graph as the list of its nodes (first repeated last), or None."""
     state: dict[str, str] = {}
@@ -171,6 +198,35 @@ def test_no_cycle_between_the_parts_of_the_package() -> None:
     assert find_cycle(unit_edges(GRAPH)) is None
 
 
+def test_no_cycle_between_the_modules_of_the_package() -> None:
+    assert find_cycle(module_edges()) is None
+
+
+#: The wall's own parts: what keeps and restores ``.git`` and walks the tree around a run.
+WALL_PARTS = tuple(
+    f"memento_gh.engine.wall.{name}"
+    for name in ("gitfolder", "gitindex", "hidden", "special_files")
+)
+
+
+def test_nothing_but_the_wall_keeps_or_restores_the_git_folder() -> None:
+    """The worker's attempt and the architect reach ``.git``'s keeping through the wall's
+    one module (``memento_gh.engine.wall``), never through its parts."""
+    outside = sorted(
+        module
+        for module, names in GRAPH.items()
+        if not module.startswith("memento_gh.engine.wall")
+        and any(internal(GRAPH, name) in WALL_PARTS for name in names)
+    )
+    assert outside == []
+    users = {
+        module
+        for module, names in GRAPH.items()
+        if any(internal(GRAPH, name) == "memento_gh.engine.wall" for name in names)
+    }
+    assert {"memento_gh.engine.tick.attempt", "memento_gh.architect.run"} <= users
+
+
 @pytest.mark.parametrize("module", PURE)
 def test_a_pure_module_reaches_no_process_network_or_environment(module: str) -> None:
     assert module in GRAPH, f"{module} is not a module of the package (renamed?)"
@@ -203,6 +259,32 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path: Path) ->
     edges = unit_edges(read_graph(package))
 
     assert find_cycle(edges) in (["engine", "plan", "engine"], ["plan", "engine", "plan"])
+
+
+def test_a_cycle_between_two_modules_of_one_subpackage_is_found(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "github/__init__.py": "from memento_gh.github.action import run\n",
+            "github/action.py": "from memento_gh.github import reporting\n",
+            "github/reporting.py": (
+                "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                "    from memento_gh.github.action import Settings\n"
+            ),
+            "plan/__init__.py": "from memento_gh.plan.model import Plan\n",
+            "plan/model.py": "from memento_gh.plan import spend\n",
+            "plan/spend.py": "",
+        },
+    )
+    edges = module_edges(package)
+
+    assert edges["memento_gh.plan.model"] == {"memento_gh.plan.spend"}
+    assert find_cycle(edges) == [
+        "memento_gh.github.action",
+        "memento_gh.github.reporting",
+        "memento_gh.github.action",
+    ]
 
 
 def test_an_impure_import_two_modules_away_is_found(tmp_path: Path) -> None:

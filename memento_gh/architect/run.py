@@ -10,10 +10,11 @@ as aider's ``--message-file``), no agent's tool opens them.
 
 The agent's only allowed change is that file, as a regular file: a link, a FIFO, a folder or
 an oversized file in its place is refused and removed (memento reads it without following
-links and without blocking). Anything else the agent changes is put back as the worker's
-wall puts it back: special files (FIFOs, links out of the repository) removed wherever it
-left them, the git folder byte for byte, git's index as it was (no flag that hides a change
-survives), the work tree to HEAD; the run then ends with what it changed."""
+links and without blocking). It runs behind the worker's wall (``engine/wall``), with every
+file of the tree watched: special files (FIFOs, links out of the repository) are removed
+wherever it left them, the git folder put back byte for byte, git's index as it was (no flag
+that hides a change survives, not even one the user set), the work tree to HEAD; the run
+then ends with what it changed."""
 
 from __future__ import annotations
 
@@ -26,15 +27,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from memento_gh import files, gitfolder, gitindex, gitrun
-from memento_gh.engine import context
+from memento_gh import files, gitrun
+from memento_gh.changes import FileChange
+from memento_gh.engine import context, wall
 from memento_gh.engine.agents import presets
-from memento_gh.engine.records import AgentResult
 from memento_gh.engine.tick.session import WORKING_FILES, is_working_file
-from memento_gh.engine.wall import hidden, special_files
 from memento_gh.errors import UserError
 from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.model import PENDING, Task
+from memento_gh.redact import hidden_repr
 from memento_gh.workspace import Workspace
 
 #: The variable that names the proposal file to the agent.
@@ -63,6 +64,9 @@ class AgentSettings(NamedTuple):
     model: str | None = None
     #: The user's own arguments for the agent's command line (``--agent-args``).
     extra: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return hidden_repr(self, ("environ",))  # the agent's: a provider's key may be there
 
 
 class Outcome(NamedTuple):
@@ -190,27 +194,6 @@ def _keep_patterns(layout: Layout) -> list[str]:
     return [*patterns, *WORKING_FILES]
 
 
-def _run(
-    workspace: Workspace,
-    settings: AgentSettings,
-    argv: list[str],
-    prompt_file: Path,
-    proposal: Path,
-    log: Path,
-) -> AgentResult:
-    with files.open_append(log) as stream:
-        return presets.run_agent(
-            argv,
-            repo=workspace.root,
-            env={**settings.environ, PROPOSAL_VARIABLE: os.fspath(proposal)},
-            timeout=settings.timeout,
-            log=stream,
-            prompt_file=prompt_file,
-            agent=settings.agent,
-            model=settings.model,
-        )
-
-
 def _run_behind_wall(
     workspace: Workspace,
     settings: AgentSettings,
@@ -222,37 +205,25 @@ def _run_behind_wall(
     """One run of the agent, and the proposal it wrote (None: none); ``UserError`` when it
     changed anything but its proposal, left anything but a regular file there (all of it
     undone by then, the proposal by the caller), or failed."""
-    head = workspace.quick_head()
-    git_before = workspace.snapshot_git()
-    argv = presets.agent_argv(
-        settings.agent,
-        settings.agent_cmd,
-        prompt_file=prompt_file,
-        task=ARCHITECT_TASK,
-        repo=workspace.root,
-        timeout=settings.timeout,
-        model=settings.model,
-        extra=settings.extra,
-        proposal_file=proposal,
-    )
-    # The files a preset's command line names (gemini's policy), beside the prompt.
-    run = presets.AgentRun(
-        prompt_file,
-        ARCHITECT_TASK,
-        workspace.root,
-        settings.timeout,
-        model=settings.model,
-        proposal_file=proposal,
-    )
-    written = presets.prepare_run(settings.agent, run)
-    tree = _walk(workspace)
-    index = gitindex.KeptIndex(workspace.root, workspace.index_file)
-    try:
-        result = _run(workspace, settings, argv, prompt_file, proposal, log)
-    finally:
-        for path in written:
-            path.unlink(missing_ok=True)
-    changed = _put_back(workspace, tree, git_before, index, head, keep)
+    argv, run = _command(workspace, settings, prompt_file, proposal)
+    # Every file is watched: the architect may change none but its proposal.
+    with wall.kept(workspace, watched=(".",), skip=is_working_file) as kept:
+        written = presets.prepare_run(settings.agent, run)
+        try:
+            with files.open_append(log) as stream:
+                result = kept.run_agent(
+                    argv,
+                    env={**settings.environ, PROPOSAL_VARIABLE: os.fspath(proposal)},
+                    timeout=settings.timeout,
+                    log=stream,
+                    prompt_file=prompt_file,
+                    agent=settings.agent,
+                    model=settings.model,
+                )
+        finally:
+            for path in written:
+                path.unlink(missing_ok=True)
+        changed = _roll_back_strays(workspace, kept, keep)
     data, refused = read_proposal(proposal)
     if refused:
         changed.append(refused)
@@ -268,42 +239,57 @@ def _run_behind_wall(
     return None if data is None else files.decode_utf8(data, proposal)
 
 
-def _walk(workspace: Workspace) -> special_files.Snapshot:
-    """The tree before the agent, as the worker's wall walks it for special files."""
-    listing = workspace.start_ignored_folders()
-    try:  # memento's own files are walked, ignored or not
-        ignored = [path for path in listing.result() if not is_working_file(path + "/")]
-    finally:
-        listing.close()
-    return special_files.snapshot(workspace.root, ignored)
+def _command(
+    workspace: Workspace, settings: AgentSettings, prompt_file: Path, proposal: Path
+) -> tuple[list[str], presets.AgentRun]:
+    """The agent's command line, and its run as a preset sees it (gemini's policy file, say,
+    is written beside the prompt)."""
+    argv = presets.agent_argv(
+        settings.agent,
+        settings.agent_cmd,
+        prompt_file=prompt_file,
+        task=ARCHITECT_TASK,
+        repo=workspace.root,
+        timeout=settings.timeout,
+        model=settings.model,
+        extra=settings.extra,
+        proposal_file=proposal,
+    )
+    run = presets.AgentRun(
+        prompt_file,
+        ARCHITECT_TASK,
+        workspace.root,
+        settings.timeout,
+        model=settings.model,
+        proposal_file=proposal,
+    )
+    return argv, run
 
 
-def _put_back(
-    workspace: Workspace,
-    tree: special_files.Snapshot,
-    git_before: gitfolder.Snapshot,
-    index: gitindex.KeptIndex,
-    head: str | None,
-    keep: list[str],
-) -> list[str]:
-    """Undo all the agent changed but its proposal, in the worker's order; what it had
-    changed, one sentence per kind (none: nothing)."""
-    # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
-    changed = special_files.remove(tree, special_files.new_strays(tree))
-    # Before git runs again: whatever the agent planted in .git would run, or mislead it.
-    changed += workspace.restore_git(git_before)
-    # Before git reads the index again: a flag the agent set there hides its change.
-    changed += hidden.index_messages(index.put_back())
-    if workspace.quick_head() != head and head is not None:
-        changed.append("the agent moved HEAD (it ran a git command that commits)")
-        workspace.reset_soft(head)
-    paths = [c.path for c in workspace.changes(keep) if not is_working_file(c.path)]
-    if paths:
-        workspace.rollback(keep, "memento plan: the architect's stray changes")
+def _roll_back_strays(workspace: Workspace, kept: wall.Kept, keep: list[str]) -> list[str]:
+    """Undo every change of the agent's but its proposal (the wall has put back what it
+    could use against memento); what it had changed, one sentence per kind (none: nothing)."""
+    paths = [change.path for change in kept.changes(lambda _after: _changes(workspace, keep))]
+    changed = list(kept.violations)
+    if not paths:
+        return changed
+    report = workspace.rollback(keep, "memento plan: the architect's stray changes")
+    changed.append("the agent changed " + ", ".join(paths) + " (only its proposal file may change)")
+    if report.stash:
         changed.append(
-            "the agent changed " + ", ".join(paths) + " (only its proposal file may change)"
+            f"memento stashed what it could not restore (`git stash list`: {report.stash})"
+        )
+    if report.left:
+        changed.append(
+            f"memento could not roll back {', '.join(report.left)}: remove it by hand (a folder "
+            "with a .git of its own is a repository, which memento never deletes)"
         )
     return changed
+
+
+def _changes(workspace: Workspace, keep: list[str]) -> list[FileChange]:
+    """What differs from HEAD but memento's own files and the files ``keep`` spares."""
+    return [change for change in workspace.changes(keep) if not is_working_file(change.path)]
 
 
 def read_proposal(proposal: Path) -> tuple[bytes | None, str | None]:

@@ -15,15 +15,18 @@ from memento_gh.architect.run import AgentSettings
 from memento_gh.controls.model import SOURCE_TRAILER, Control
 from memento_gh.errors import UserError
 from memento_gh.github import render
+from memento_gh.github.failures import SyncError
 from memento_gh.github.revision import latest_proposal, proposal_comment
 from memento_gh.layout import Layout
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, Plan
 from memento_gh.plan.risks import risks_added
 from memento_gh.plan.scanner import parse
+from memento_gh.redact import hidden_repr
 
 if TYPE_CHECKING:
-    from memento_gh.github.sync import Comment, GitHub
+    from memento_gh.github.answers import Comment
+    from memento_gh.github.sync import GitHub
 
 #: Rounds the architect gets in a workflow run.
 ROUNDS = 3
@@ -39,6 +42,9 @@ class Context(NamedTuple):
     dry_run: bool
     #: The agent the action's inputs choose, checked (UserError when none can run).
     agent: Callable[[], tuple[str, str | None]]
+
+    def __repr__(self) -> str:
+        return hidden_repr(self, ("env",))
 
 
 def carry_out(control: Control, context: Context) -> str:
@@ -153,7 +159,6 @@ def auto_propose(plan: Plan, context: Context) -> str | None:
     yet; it waits there for approval like any other. One per run: each costs an agent run.
     What happened, in a sentence (None: nothing to do)."""
     from memento_gh.github import reconcile
-    from memento_gh.github.sync import SyncError
 
     try:
         issues = reconcile.find_issues(context.github.memento_issues()).tasks

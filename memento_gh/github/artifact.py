@@ -19,7 +19,7 @@ from typing import NamedTuple
 from memento_gh import files
 from memento_gh.engine.records import TaskOutcome
 from memento_gh.errors import UserError
-from memento_gh.github import reconcile, render
+from memento_gh.github import issue_texts, reconcile
 
 FOLDER = "memento-logs"
 #: Lines of the verify output a blocked task's issue shows inline.
@@ -133,7 +133,7 @@ def blocked_replies(
         number = url.rsplit("/", 1)[-1] if url else ""
         if task.outcome != "blocked" or not number.isdigit():
             continue
-        body = render.blocked_run_comment(
+        body = issue_texts.blocked_run_comment(
             task.task_id,
             tail(task.verify_output),
             where.name if where else None,

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh import basesync, files, gitrun, remote
 from memento_gh.controls.model import STATUS_HEADER, Control
 from memento_gh.errors import UserError
 from memento_gh.formats import pull_record, status_log
 from memento_gh.github import ci, pulls
+from memento_gh.github.failures import SyncError
 from memento_gh.layout import Layout
 from memento_gh.plan.model import DONE, Plan
 from memento_gh.plan.picking import review_gate
@@ -25,163 +26,113 @@ from memento_gh.plan.scanner import parse
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:
-    from memento_gh.github.sync import GitHub, PullRequest
+    from memento_gh.github.answers import PullRequest
+    from memento_gh.github.settings import Settings
+    from memento_gh.github.sync import GitHub
 
 
-class RunSettings(Protocol):
-    """The run's settings delivery reads (``action.Settings`` has them)."""
+class Kept(NamedTuple):
+    """The branch kept in step with its base, before anything else of the run."""
 
-    @property
-    def token(self) -> str: ...
-    @property
-    def branch(self) -> str: ...
-    @property
-    def base(self) -> str | None: ...
-    @property
-    def plan_dir(self) -> str: ...
-    @property
-    def dry_run(self) -> bool: ...
-    @property
-    def delivery(self) -> DeliveryOptions: ...
+    lines: tuple[str, ...] = ()
+    #: The base conflicts with the branch: no tick until a person resolves it.
+    conflict: pulls.Conflict | None = None
+    base_ref: str = ""  # the base's remote-tracking branch, as fetched
+    #: The phase whose review gate the merged pull request held: its merge approves it.
+    merged_gate: str | None = None
 
 
-class DeliveryOptions(NamedTuple):
-    """The action's delivery inputs, checked."""
+class CiHold(NamedTuple):
+    """What ci-verify read before the tick."""
 
-    pull_request: str = "draft"  # draft | ready | off
-    reviewers: tuple[str, ...] = ()  # asked to review when a review phase is done
-    push_token: str | None = None  # pushes with it start the repository's workflows
-    ci_verify: bool = False  # the checks of a task's commit are a second verify
+    lines: tuple[str, ...] = ()
+    held: bool = False  # the tick waits for the checks
+    #: What the checks of the last completed task's commit said: success, pending or
+    #: failure (None: not read).
+    checks: str | None = None
+    #: What the run applies: a note with the failed checks' output, and the task's reopen.
+    controls: tuple[Control, ...] = ()
 
 
-def read_delivery_options(env: Mapping[str, str]) -> DeliveryOptions:
-    mode = env.get("MEMENTO_PULL_REQUEST", "").strip().lower() or "draft"
-    if mode not in pulls.MODES:
-        raise UserError(
-            f"pull-request must be draft, ready or off, not {mode!r}: draft opens the pull "
-            "request as a draft, ready for review, off opens none"
-        )
-    reviewers = env.get("MEMENTO_REVIEWERS", "").split(",")
-    push_token = env.get("MEMENTO_GITHUB_PUSH_TOKEN", "").strip() or None
-    ci_word = env.get("MEMENTO_CI_VERIFY", "").strip().lower()
-    if ci_word not in ("", "true", "false"):
-        raise UserError(f"ci-verify must be true or false, not {ci_word!r}")
-    if ci_word == "true" and push_token is None:
-        raise UserError(
-            "ci-verify needs push-token: pushes made with the workflow's GITHUB_TOKEN start "
-            "no workflow, so no check would ever run on memento's commits. Pass a "
-            "fine-grained personal access token or a GitHub App token (contents: write) as "
-            "push-token, or set ci-verify to false"
-        )
-    return DeliveryOptions(
-        mode,
-        tuple(name.strip().lstrip("@") for name in reviewers if name.strip()),
-        push_token,
-        ci_word == "true",
-    )
+class Delivered(NamedTuple):
+    """What became of the pull request after the push."""
+
+    lines: tuple[str, ...] = ()
+    #: The pull request to mark ready for review, and the phase whose review gate is done.
+    review: tuple[int, str] | None = None
+
+
+class _Followed(NamedTuple):
+    lines: tuple[str, ...]
+    conflict: pulls.Conflict | None
+    gate: str | None
 
 
 class Delivery:
-    """The branch, its base and its pull request, for one run."""
+    """The branch, its base and its pull request, for one run: what it needs is fixed when
+    it is made, and each step returns what it did."""
 
     def __init__(
-        self,
-        root: Path,
-        github: GitHub,
-        endpoint: remote.Endpoint | None,
-        settings: RunSettings,
-        lines: list[str],
+        self, root: Path, github: GitHub, endpoint: remote.Endpoint, settings: Settings
     ) -> None:
         self.root = root
         self.github = github
-        self.endpoint = endpoint or remote.read_endpoint(root, token=settings.token)
+        self.endpoint = endpoint
         self.branch = settings.branch
         self.base = settings.base or remote.default_branch(root, self.endpoint)
         self.options = options = settings.delivery
         self.mode = options.pull_request
         self.dry_run = settings.dry_run
-        self.layout = Layout(root, settings.plan_dir)
-        self.plan_path = f"{settings.plan_dir}/MASTER_PLAN.md"
+        self.plan_path = settings.plan_path
         self.reviewers = options.reviewers
         #: Where the push goes, with push-token when given (so it starts workflows).
         self.pusher = self.endpoint
         if options.push_token:
             self.pusher = self.endpoint._replace(token=options.push_token)
-        #: The base conflicts with the branch: no tick until a person resolves it.
-        self.conflict: pulls.Conflict | None = None
-        self.base_ref = ""  # the base's remote-tracking branch, once fetched
-        self.lines = lines  # the run's report: what delivery did is said there
-        #: The phase whose review gate the merged pull request held (it is approved).
-        self.merged_gate: str | None = None
-        #: What ci-verify read on the last completed task's commit: success, pending or
-        #: failure (None: not read).
-        self.checks: str | None = None
 
-    def keep_in_step(
-        self, listed: Callable[[], Sequence[PullRequest]], apply: Callable[[Control], object]
-    ) -> None:
+    def keep_in_step(self, listed: Callable[[], Sequence[PullRequest]]) -> Kept:
         """Before anything else: follow a merged pull request (its merge is the review of a
-        gate it held: ``apply`` approves it), then merge a base that moved; a conflict is
-        kept in ``conflict``. ``listed``: the memento pull requests (from the issue
-        listing, asked only when the base moved)."""
-        self.conflict = self._keep_in_step(listed)
-        if self.merged_gate is not None:
-            apply(Control("approve"))
-
-    def before_tick(
-        self,
-        ticking: bool,
-        listed: Callable[[], Sequence[PullRequest]],
-        read_plan: Callable[[], Plan | None],
-        apply: Callable[[Control], object],
-        now: datetime,
-    ) -> bool:
-        """True when the tick must not run: the base conflicts, or ci-verify waits for
-        checks. Records the pull request as the run sees it either way."""
-        held = self.conflict is not None
-        if ticking and not held and self.options.ci_verify:
-            held = self.hold_for_ci(read_plan(), apply)
-        if not self.dry_run:
-            self.record(self.layout, listed(), now)
-        return held
-
-    def _keep_in_step(self, listed: Callable[[], Sequence[PullRequest]]) -> pulls.Conflict | None:
-        self.base_ref = remote.fetch_branch(self.root, self.endpoint, self.base)
-        if not basesync.lacks(self.root, self.base_ref):
-            return None
+        gate it held, which the run then approves), then merge a base that moved.
+        ``listed``: the memento pull requests (from the issue listing, asked only when the
+        base moved)."""
+        base_ref = remote.fetch_branch(self.root, self.endpoint, self.base)
+        if not basesync.lacks(self.root, base_ref):
+            return Kept(base_ref=base_ref)
         merged = pulls.last_merged(listed())
+        followed = _Followed((), None, None)
         if merged is not None:
-            conflict = self._follow_merge(self.github.pull(merged.number))
-            if conflict is not None or not basesync.lacks(self.root, self.base_ref):
-                return conflict
+            followed = self._follow_merge(self.github.pull(merged.number), base_ref)
+            if followed.conflict is not None or not basesync.lacks(self.root, base_ref):
+                return Kept(followed.lines, followed.conflict, base_ref, followed.gate)
         message = f"memento: merge {self.base} into {self.branch}"
-        files = basesync.merge_in(self.root, self.base_ref, message)
+        files = basesync.merge_in(self.root, base_ref, message)
         if files:
-            self.lines.append(
+            line = (
                 f"Waiting ({pulls.BASE_CONFLICT}): {self.base} conflicts with {self.branch} in "
                 f"{', '.join(files)}; no tick until it is resolved (see the issue)."
             )
-            return pulls.Conflict(self.branch, self.base, files)
-        self.lines.append(f"Merged {self.base} into {self.branch}: it had moved.")
-        return None
+            conflict = pulls.Conflict(self.branch, self.base, files)
+            return Kept((*followed.lines, line), conflict, base_ref, followed.gate)
+        line = f"Merged {self.base} into {self.branch}: it had moved."
+        return Kept((*followed.lines, line), None, base_ref, followed.gate)
 
-    def _follow_merge(self, merged: PullRequest) -> pulls.Conflict | None:
+    def _follow_merge(self, merged: PullRequest, base_ref: str) -> _Followed:
         head, merge = merged.head_sha, merged.merge_commit_sha
         if not head or not merge or basesync.holds(self.root, merge):
-            return None  # followed already (the merge is in the branch's history)
+            return _Followed((), None, None)  # followed already (the merge is in the history)
         if not basesync.holds(self.root, head):
-            return None  # not a head of this branch (rewritten by hand since)
+            return _Followed((), None, None)  # not a head of this branch (rewritten by hand)
         tracking = f"refs/remotes/{self.endpoint.name}/{self.branch}"
         expected = gitrun.output(self.root, "rev-parse", "-q", "--verify", tracking)
         kept = len(basesync.commits_since(self.root, head))
-        self.merged_gate = self._gate_at(head)
-        files = basesync.replay_onto(self.root, self.base_ref, head)
+        gate = self._gate_at(head)
+        files = basesync.replay_onto(self.root, base_ref, head)
         if files:
-            self.lines.append(
+            line = (
                 f"Waiting ({pulls.BASE_CONFLICT}): the commits made after pull request "
                 f"#{merged.number} was merged conflict with {self.base} in {', '.join(files)}."
             )
-            return pulls.Conflict(self.branch, self.base, files)
+            return _Followed((line,), pulls.Conflict(self.branch, self.base, files), gate)
         if expected and not self.dry_run:
             refused = remote.replace_branch(self.root, self.pusher, self.branch, expected)
             if refused:
@@ -190,47 +141,51 @@ class Delivery:
                     f"pull request #{merged.number} was merged ({refused}); the next run tries "
                     "again"
                 )
-        self.lines.append(
+        line = (
             f"Pull request #{merged.number} was merged (at {head[:7]}): {self.branch} "
             f"restarts from {self.base}, with the {kept} commit(s) made since replayed."
         )
-        return None
+        return _Followed((line,), None, gate)
 
-    def hold_for_ci(self, plan: Plan | None, apply: Callable[[Control], object]) -> bool:
-        """ci-verify, before the tick: True while the checks of the last completed task's
-        commit are pending; a failed one reopens that task (``apply``: the run's way to
-        apply a control) with a note the retry reads, and the tick goes on."""
-        from memento_gh.github.sync import SyncError
-
+    def hold_for_ci(self, plan: Plan | None) -> CiHold:
+        """ci-verify, before the tick: held while the checks of the last completed task's
+        commit are pending; a failed one reopens that task (the run applies the controls
+        returned) with a note the retry reads, and the tick goes on."""
         if plan is None or plan.settings.tick_mode != "auto":
-            return False  # no task starts anyway: the checks cost two requests for nothing
+            return CiHold()  # no task starts anyway: the checks cost two requests for nothing
         found = ci.last_completed(basesync.recent_commits(self.root))
         if found is None:
-            return False
+            return CiHold()
         task_id, sha = found
         try:
             verdict = ci.verdict(self.github.checks(sha))
         except SyncError as error:
-            self.lines.append(f"Waiting: the checks of {sha[:7]} could not be read ({error}).")
-            return True
-        self.checks = {ci.WAIT: "pending", ci.REOPEN: "failure"}.get(verdict.action, "success")
+            line = f"Waiting: the checks of {sha[:7]} could not be read ({error})."
+            return CiHold((line,), held=True)
+        checks = {ci.WAIT: "pending", ci.REOPEN: "failure"}.get(verdict.action, "success")
         if verdict.action == ci.WAIT:
-            self.lines.append(ci.waiting_line(task_id, sha, verdict.checks))
-            return True
-        task = plan.task(task_id) if plan is not None else None
+            return CiHold((ci.waiting_line(task_id, sha, verdict.checks),), True, checks)
+        task = plan.task(task_id)
         if verdict.action == ci.REOPEN and task is not None and task.marker == DONE:
-            apply(Control("note", task_id, ci.note(task_id, sha, verdict.checks)))
-            apply(Control("reopen", task_id))
-        return False
+            note = Control("note", task_id, ci.note(task_id, sha, verdict.checks))
+            return CiHold(checks=checks, controls=(note, Control("reopen", task_id)))
+        return CiHold(checks=checks)
 
-    def record(self, layout: Layout, listed: Sequence[PullRequest], now: datetime) -> None:
-        """Write memento's pull request, as this run sees it, into the status log when it
-        differs from the last record (committed; the run's push carries it)."""
+    def record(
+        self,
+        layout: Layout,
+        listed: Sequence[PullRequest],
+        now: datetime,
+        checks: str | None,
+    ) -> None:
+        """Write memento's pull request, as this run sees it (and what ci-verify read of
+        its checks), into the status log when it differs from the last record (committed;
+        the run's push carries it)."""
         current = pulls.open_pull(listed) or pulls.last_merged(listed)
         if current is None or self.dry_run:
             return
         number, url, state = pulls.shown(current)
-        seen = pull_record.PullRecord(number, url, state, self.checks)
+        seen = pull_record.PullRecord(number, url, state, checks)
         text = files.read_text(layout.status) if layout.status.exists() else STATUS_HEADER
         if pull_record.latest(status_log.parse_status(text)) == seen:
             return
@@ -240,19 +195,19 @@ class Delivery:
         path = layout.status.resolve().relative_to(workspace.root.resolve()).as_posix()
         workspace.commit(f"memento: record pull request #{number} ({state})", [path])
 
-    def _open(self, operation: pulls.CreatePull) -> int:
+    def _open(self, operation: pulls.CreatePull) -> tuple[int, str]:
         """Open the pull request, or take over the one someone opened by hand from the
-        branch to the base (GitHub refuses a second one for the pair); its number."""
+        branch to the base (GitHub refuses a second one for the pair): its number, and
+        what the report says."""
         found = self.github.open_pull_between(self.branch, self.base)
         if found is not None:
             adopted = pulls.adoption(found, operation)
             self.github.adopt_pull(adopted.number, body=adopted.body)
-            self.lines.append(
+            return adopted.number, (
                 f"Took over pull request #{adopted.number}, opened by hand from {self.branch} "
                 f"to {self.base}: memento's summary heads it, the text there is kept below: "
                 f"{adopted.url}"
             )
-            return adopted.number
         created = self.github.create_pull(
             operation.title,
             operation.body,
@@ -260,8 +215,7 @@ class Delivery:
             base=self.base,
             draft=operation.draft,
         )
-        self.lines.append(f"Opened pull request #{created.number}: {created.url}")
-        return created.number
+        return created.number, f"Opened pull request #{created.number}: {created.url}"
 
     def _gate_at(self, sha: str) -> str | None:
         """The phase whose review gate held the plan as commit ``sha`` has it: merging that
@@ -276,14 +230,15 @@ class Delivery:
         listed: Sequence[PullRequest],
         blocked_issues: Mapping[str, str],
         dashboard_url: str | None,
-    ) -> None:
+        base_ref: str,
+    ) -> Delivered:
         """After the push: open the pull request, or bring its body up to date, when the
-        branch has commits the base lacks."""
-        if self.mode == "off" or not self.base_ref:
-            return
-        commits = basesync.commits_since(self.root, self.base_ref)
+        branch has commits the base lacks (``base_ref``, as ``keep_in_step`` fetched it)."""
+        if self.mode == "off" or not base_ref:
+            return Delivered()
+        commits = basesync.commits_since(self.root, base_ref)
         if not commits:
-            return
+            return Delivered()
         gate = review_gate(plan)
         view = pulls.PullView(
             plan,
@@ -297,16 +252,24 @@ class Delivery:
         )
         operation = pulls.pull_operation(listed, view, self.mode)
         asks = pulls.asks_review(listed, view)
-        number = None
+        number: int | None = None
+        lines: tuple[str, ...] = ()
         if isinstance(operation, pulls.CreatePull):
-            number = self._open(operation)
+            number, opened = self._open(operation)
+            lines = (opened,)
         elif isinstance(operation, pulls.EditPull):
             self.github.edit_pull(operation.number, body=operation.body)
             number = operation.number
         if asks and number is not None and gate is not None:
-            self.github.ready_for_review(number, self.reviewers)
-            self.lines.append(
-                f"{gate.name} is done: pull request #{number} is ready for review"
-                + (f", requested from {', '.join(self.reviewers)}" if self.reviewers else "")
-                + "."
-            )
+            return Delivered(lines, (number, gate.name))
+        return Delivered(lines)
+
+    def ask_review(self, number: int, phase: str) -> str:
+        """Mark the pull request ready for review (``phase``, a review gate, is done) and
+        ask the reviewers; what the report says."""
+        self.github.ready_for_review(number, self.reviewers)
+        return (
+            f"{phase} is done: pull request #{number} is ready for review"
+            + (f", requested from {', '.join(self.reviewers)}" if self.reviewers else "")
+            + "."
+        )

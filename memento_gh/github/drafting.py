@@ -21,16 +21,18 @@ from memento_gh import files, gitrun, remote
 from memento_gh.architect import flows, land
 from memento_gh.architect.run import AgentSettings, Outcome
 from memento_gh.errors import UserError
-from memento_gh.github import artifact, planpull, render
+from memento_gh.github import artifact, job_text, planpull
+from memento_gh.github.failures import SyncError
 from memento_gh.github.reporting import Report
 from memento_gh.layout import PROPOSAL_NAME, Layout
 from memento_gh.plan.meta import Settings as PlanSettings
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
+from memento_gh.redact import hidden_repr
 from memento_gh.workspace import Workspace
 
 if TYPE_CHECKING:
-    from memento_gh.github.action import Settings
+    from memento_gh.github.settings import Settings
     from memento_gh.github.sync import GitHub
 
 #: Rounds the architect gets in a workflow run.
@@ -49,6 +51,9 @@ class Context(NamedTuple):
     clock: Callable[[], datetime]
     #: The agent the action's inputs choose, checked (UserError when none can run).
     agent: Callable[[], str]
+
+    def __repr__(self) -> str:
+        return hidden_repr(self, ("env",))
 
 
 def draft_plan(context: Context, issue: int, comment_id: int | None) -> Report:
@@ -71,9 +76,8 @@ class _Drafting:
         self.issue = issue
         self.root = context.root
         self.layout = Layout(context.root, self.settings.plan_dir)
-        self.plan_path = f"{self.settings.plan_dir}/MASTER_PLAN.md"
+        self.plan_path = self.settings.plan_path
         self.branch = planpull.branch_for(issue)
-        self.lines: list[str] = []
 
     def run(self) -> Report:
         found = self.github.issue(self.issue)  # the body as it is now, not as the event had it
@@ -130,9 +134,9 @@ class _Drafting:
         except flows.Unfixed as error:
             return self._unfixed(error.outcome)
         except UserError as error:
-            self.lines.append(f"The architect's run did not finish: {error}")
             comment = planpull.failure_comment(str(error), self.settings.run_url)
-            return self._answer("plan-failed", comment)
+            said = f"The architect's run did not finish: {error}"
+            return self._answer("plan-failed", comment, said)
         return None
 
     def _start_from(self, ref: str) -> None:
@@ -167,12 +171,12 @@ class _Drafting:
         plan = parse(text)
         said = planpull.counts(plan)
         if self.settings.dry_run:
-            self.lines.append(f"Dry run: the drafted plan validates ({said}); nothing pushed.")
-            return Report("plan-drafted", tuple(self.lines), commit=Workspace(self.root).head())
+            line = f"Dry run: the drafted plan validates ({said}); nothing pushed."
+            return Report("plan-drafted", (line,), commit=Workspace(self.root).head())
         pushed = remote.push(self.root, branch=self.branch, endpoint=pusher)
         if not pushed.pushed or pushed.head is None:
-            self.lines.append(f"Not pushed: {pushed.reason}. Comment `/memento plan` again.")
-            return Report("push-conflict", tuple(self.lines))
+            line = f"Not pushed: {pushed.reason}. Comment `/memento plan` again."
+            return Report("push-conflict", (line,))
         self.github.post_status(
             pushed.head,
             "success",
@@ -180,52 +184,48 @@ class _Drafting:
             description=planpull.status_description(plan),
             target_url=self.settings.run_url,
         )
-        self._pull(plan, base)
-        self.lines.append(f"Drafted a plan from #{self.issue} ({said}) on {self.branch}.")
-        return Report("plan-drafted", tuple(self.lines), commit=pushed.head)
+        pulled = self._pull(plan, base)
+        drafted = f"Drafted a plan from #{self.issue} ({said}) on {self.branch}."
+        return Report("plan-drafted", (pulled, drafted), commit=pushed.head)
 
-    def _pull(self, plan: Plan, base: str) -> None:
+    def _pull(self, plan: Plan, base: str) -> str:
+        """The pull request opened or brought up to date; what the report says."""
         body = planpull.pull_body(plan, issue=self.issue, plan_path=self.plan_path, base=base)
         _, pulls = self.github.memento_listing()
         current = planpull.open_draft_pull(pulls, self.issue)
         if current is None:
             title = planpull.pull_title(self.issue, self.github.issue(self.issue).title)
             created = self.github.create_pull(title, body, head=self.branch, base=base, draft=False)
-            self.lines.append(f"Opened pull request #{created.number}: {created.url}")
-        elif current.body.rstrip("\n") != body.rstrip("\n"):
+            return f"Opened pull request #{created.number}: {created.url}"
+        if current.body.rstrip("\n") != body.rstrip("\n"):
             self.github.edit_pull(current.number, body=body)
-            self.lines.append(f"Brought pull request #{current.number} up to date: {current.url}")
-        else:
-            self.lines.append(f"Pull request #{current.number} already shows this plan.")
+            return f"Brought pull request #{current.number} up to date: {current.url}"
+        return f"Pull request #{current.number} already shows this plan."
 
     def _unfixed(self, outcome: Outcome) -> Report:
         # The problems name the architect's scratch file; people know it as the plan it
         # would have been.
         rounds = outcome.rounds
         shown = [_as_plan(problem, self.plan_path) for problem in outcome.problems]
-        self.lines.append(
+        said = (
             f"The architect's draft still had {len(shown)} problem(s) after {rounds} round(s); "
             "no pull request."
         )
-        return self._answer(
-            "plan-invalid", planpull.problems_comment(shown, rounds, self.settings.run_url)
-        )
+        comment = planpull.problems_comment(shown, rounds, self.settings.run_url)
+        return self._answer("plan-invalid", comment, said)
 
-    def _answer(self, outcome: str, comment: str) -> Report:
-        """Say on the issue why no pull request opens."""
+    def _answer(self, outcome: str, comment: str, *said: str) -> Report:
+        """Say on the issue why no pull request opens (after what the run says first)."""
         if not self.settings.dry_run:
             self.github.comment(self.issue, comment)
-        self.lines.append(f"Answered on #{self.issue}: {outcome}.")
-        return Report(outcome, tuple(self.lines))
+        return Report(outcome, (*said, f"Answered on #{self.issue}: {outcome}."))
 
     def react(self, comment_id: int, content: str) -> None:
-        from memento_gh.github.sync import SyncError
-
         try:
             self.github.react(comment_id, content)
         except SyncError as error:
             warning = f"could not react to the comment: {error}"
-            self.context.say(render.annotation("warning", warning))
+            self.context.say(job_text.annotation("warning", warning))
 
 
 def _as_plan(problem: str, plan_path: str) -> str:

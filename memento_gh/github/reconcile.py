@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 from memento_gh.formats import status_log
-from memento_gh.github import render
+from memento_gh.github import issue_texts, render
 from memento_gh.plan.model import BLOCKED, SKIPPED, Plan, Task
 
 
@@ -99,7 +99,7 @@ def duplicate_operations(found: Found) -> list[Operation]:
     operations: list[Operation] = []
     for duplicate in found.duplicates:
         number = duplicate.issue.number
-        operations.append(Reply(number, render.duplicate_comment(duplicate.kept.number)))
+        operations.append(Reply(number, issue_texts.duplicate_comment(duplicate.kept.number)))
         operations.append(Edit(number, state="closed", state_reason="not_planned"))
     return operations
 
@@ -116,7 +116,7 @@ def task_operations(
     last = latest_entries(records)
     blocked = {task.id: task for task in plan.tasks if task.marker == BLOCKED}
     for task_id, task in blocked.items():
-        text = render.blocked_issue(
+        text = issue_texts.blocked_issue(
             task, last.get(task_id), max_retries=plan.settings.max_retries, plan_path=plan_path
         )
         issue = found.tasks.get(task_id)
@@ -131,7 +131,7 @@ def task_operations(
             continue
         now = plan.task(task_id)
         marker = now.marker if now is not None else None
-        operations.append(Reply(issue.number, render.task_unblocked_comment(task_id, marker)))
+        operations.append(Reply(issue.number, issue_texts.task_unblocked_comment(task_id, marker)))
         operations.append(Edit(issue.number, state="closed", state_reason=_close_reason(now)))
     return operations
 
@@ -148,7 +148,7 @@ def breaker_operations(
     reason = tripped_reason(plan, records)
     issue = found.breaker
     if reason is not None:
-        text = render.breaker_issue(reason.text, reason.when)
+        text = issue_texts.breaker_issue(reason.text, reason.when)
         if issue is None:
             return [Create(text)]
         if issue.state != "open":
@@ -156,7 +156,7 @@ def breaker_operations(
         return [] if issue.body == text.body else [Edit(issue.number, body=text.body)]
     if issue is not None and issue.state == "open":
         return [
-            Reply(issue.number, render.breaker_resolved_comment()),
+            Reply(issue.number, issue_texts.breaker_resolved_comment()),
             Edit(issue.number, state="closed", state_reason="completed"),
         ]
     return []

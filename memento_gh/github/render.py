@@ -1,10 +1,11 @@
-"""What memento writes on GitHub: hidden markers, issue texts, the dashboard, the job summary
-and workflow-command annotations. Pure: values in, text out.
+"""What memento writes on GitHub: hidden markers, the dashboard and its checkboxes, and the
+neutralised text every other body is made of (the issues' in ``issue_texts.py``, the job
+summary's in ``job_text.py``). Pure: values in, text out.
 
 Text that comes from people or programs (task descriptions, verify output, notes, error
 analyses) is data. Where it lands it is neutralised: ``escape`` makes inline text render as
 typed (no HTML, so no hidden marker; one line, so no checkbox or heading; no ``@mention``
-that would notify someone on every edit), ``_fenced`` puts output in a fence longer than any
+that would notify someone on every edit), ``fenced`` puts output in a fence longer than any
 backtick run inside it, and ``ticked_controls`` reads a box only when its marker comes right
 after the box at the start of a line, outside code. Bodies are deterministic (no clock
 inside), so a caller can compare them with the issue's body and write only on a change.
@@ -14,15 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 from urllib.parse import quote
 
 from memento_gh.controls.model import Control
 from memento_gh.formats import status_log
 from memento_gh.markdown import NORMAL, CodeTracker
-from memento_gh.output import WorkflowCommand
 from memento_gh.plan import budgets, values
-from memento_gh.plan.model import BLOCKED, DONE, PENDING, RUNNING, SKIPPED, Plan, Task
+from memento_gh.plan.model import BLOCKED, DONE, RUNNING, SKIPPED, Plan, Task
 from memento_gh.plan.picking import pick, review_gate
 from memento_gh.plan.progress import done_text
 from memento_gh.plan.spend import Spend, format_usd
@@ -69,7 +69,6 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~$])")
 _BACKTICKS = re.compile(r"`+")
 _BLOCK_START = re.compile(r"^(\d{0,9})([-+=#.)])")
 _SAFE_URL = re.compile(r"https?://[^\s<>()\[\]`\"'\\]+")
-_ANNOTATION_LEVELS = ("debug", "notice", "warning", "error")
 _OUTCOME_ICONS = {
     status_log.SUCCESS: "✅",
     status_log.FAILED: "❌",
@@ -158,7 +157,7 @@ def code_span(text: str) -> str:
     return f"{ticks}{line}{ticks}"
 
 
-def _fenced(text: str, info: str = "text") -> list[str]:
+def fenced(text: str, info: str = "text") -> list[str]:
     """A fenced block no line of ``text`` can close: the fence is longer than any backtick
     run inside; control characters other than tabs are dropped."""
     lines = [_CONTROL_CHARS.sub("", line).rstrip() for line in text.splitlines()]
@@ -167,7 +166,7 @@ def _fenced(text: str, info: str = "text") -> list[str]:
     return [fence + info, *lines, fence]
 
 
-def _link(label: str, url: str) -> str:
+def link(label: str, url: str) -> str:
     """``[label](url)`` when the URL is a plain web address, else the label alone."""
     return f"[{label}]({url})" if _SAFE_URL.fullmatch(url) else label
 
@@ -179,150 +178,6 @@ class IssueText(NamedTuple):
     title: str
     body: str
     labels: tuple[str, ...]
-
-
-def blocked_issue(
-    task: Task,
-    last: status_log.ParsedEntry | None,
-    *,
-    max_retries: int,
-    plan_path: str,
-) -> IssueText:
-    """The issue of a task that ended ``[!]``: what failed last, and how to steer it."""
-    title = f"{task.id} BLOCKED: {shorten(task.description, TITLE_DESCRIPTION_CHARS)}"
-    lines = [
-        marker(TASK_KIND, task.id),
-        f"**{escape(task.id)}** is blocked: {escape(task.description)}",
-        "",
-        f"- Retries: {task.retries}/{max_retries}",
-        f"- Plan: {code_span(plan_path)} line {task.line + 1}",
-        f"- Module: {escape(task.module) if task.module else '(none)'}",
-        f"- Files it may change: {_code_list(task.context_files)}",
-        *_last_run(last),
-        *_steering(task.id),
-    ]
-    return IssueText(title, _join(lines), (LABEL, BLOCKED_LABEL))
-
-
-def _code_list(items: Sequence[str], limit: int = 20) -> str:
-    shown = [code_span(item) for item in items[:limit]]
-    more = f" and {len(items) - limit} more" if len(items) > limit else ""
-    return (", ".join(shown) or "(none)") + more
-
-
-def _last_run(last: status_log.ParsedEntry | None) -> list[str]:
-    if last is None:
-        return ["", "### Last run", "", "No run of this task is in the status log."]
-    exit_text = (
-        "timed out or did not run" if last.exit_code is None else f"exit code {last.exit_code}"
-    )
-    lines = [
-        "",
-        "### Last run",
-        "",
-        f"Tick #{last.tick:03d} at {values.format_time(last.time)}: "
-        f"{_outcome_text(last.outcome)}, verify {exit_text}.",
-    ]
-    if last.verify_head:
-        lines += ["", *_fenced(last.verify_head)]
-    if last.error_analysis:
-        lines += ["", "**Error analysis:** " + escape(last.error_analysis, ANALYSIS_CHARS)]
-    modified = last.fields.get("Files Modified")
-    if modified:
-        lines += ["", "**Files modified:** " + escape(modified, ANALYSIS_CHARS)]
-    return lines
-
-
-def _steering(task_id: str) -> list[str]:
-    shown = escape(task_id)
-    return [
-        "",
-        "### How to steer",
-        "",
-        "Comment on this issue:",
-        "",
-        f"- plain text becomes a note for {shown}: the worker reads it the next time the task "
-        "runs (tell it the fact it was missing);",
-        "- `/memento retry` resets the retries and puts the task back in the queue "
-        "(lines below the command become a note);",
-        "- `/memento skip why` marks the task skipped `[-]` so the plan moves on;",
-        "- `/memento pause`, `/memento resume`, `/memento stop` set the whole plan's mode;",
-        "- `/memento tick` runs a tick now.",
-        "",
-        "Only comments by the repository's owners, members and collaborators (or people with "
-        "write access) count; memento answers each with a reaction. This issue closes by "
-        "itself when the task is no longer blocked.",
-    ]
-
-
-def blocked_run_comment(
-    task_id: str, verify_tail: str, artifact_name: str | None, artifact_url: str | None
-) -> str:
-    """The comment of the run that blocked a task: where its logs are, and the end of the
-    verify output, folded."""
-    lines = [f"The run that blocked {escape(task_id)}:"]
-    if artifact_name and artifact_url:
-        what = "the tick log, the prompt, the agent's and verify's output"
-        lines += ["", f"- Logs ({what}): {_link(artifact_name, artifact_url)}"]
-    if verify_tail.strip():
-        lines += [
-            "",
-            "<details><summary>The last lines of the verify output</summary>",
-            "",
-            *_fenced(verify_tail),
-            "",
-            "</details>",
-        ]
-    return _join(lines)
-
-
-def task_unblocked_comment(task_id: str, new_marker: str | None) -> str:
-    """The comment that closes a task's issue once the task has left ``[!]``."""
-    state = {
-        DONE: "done ✅",
-        PENDING: "back in the queue (pending)",
-        RUNNING: "running again",
-        SKIPPED: "skipped",
-    }.get(new_marker or "", "no longer in the plan")
-    return _join(
-        [marker(GENERATED_KIND), f"{escape(task_id)} is no longer blocked: it is {state}. Closing."]
-    )
-
-
-def breaker_issue(reason: str, when: str) -> IssueText:
-    """The issue of a circuit-breaker trip: why ticking paused, and how to resume."""
-    lines = [
-        marker(BREAKER_KIND),
-        f"The circuit breaker paused the plan at {escape(when, 40)}: "
-        f"{escape(reason, ANALYSIS_CHARS)}",
-        "",
-        "No tick runs until someone resumes. Look at the blocked tasks and the last ticks in "
-        "the status log, fix the cause, then resume in any of these ways:",
-        "",
-        "- comment `/memento resume` on this issue;",
-        "- tick **Resume** on the dashboard issue;",
-        "- run the workflow by hand with command `resume`;",
-        "- run `memento resume` in a checkout of the memento branch and push.",
-        "",
-        "Plain comments here become notes for every task (global). This issue closes by "
-        "itself when ticking resumes.",
-    ]
-    return IssueText("memento: circuit breaker tripped", _join(lines), (LABEL, BREAKER_LABEL))
-
-
-def duplicate_comment(kept: int) -> str:
-    """The comment that closes a second issue for one purpose (two runs made one each)."""
-    return _join(
-        [
-            marker(GENERATED_KIND),
-            f"memento keeps #{kept} for this; this issue was made a second time (two runs "
-            "created it at once). Closing.",
-        ]
-    )
-
-
-def breaker_resolved_comment() -> str:
-    return _join([marker(GENERATED_KIND), "The circuit breaker no longer holds the plan. Closing."])
 
 
 # -- the dashboard -------------------------------------------------------------------------
@@ -378,8 +233,8 @@ def _dashboard_body(view: DashboardView, limits: _Limits) -> str:
         "",
         *progress_lines(plan, limits.phases),
         *spend_lines(plan),
-        *_task_section("Running", _running(plan), limits.tasks, view.blocked_issues, plan),
-        *_task_section("Blocked", _blocked(plan), limits.tasks, view.blocked_issues, plan),
+        *task_section("Running", running_tasks(plan), limits.tasks, view.blocked_issues, plan),
+        *task_section("Blocked", blocked_tasks(plan), limits.tasks, view.blocked_issues, plan),
         "",
         "### Next",
         "",
@@ -396,7 +251,7 @@ def _dashboard_body(view: DashboardView, limits: _Limits) -> str:
     warned = budget_warning(plan)
     if warned is not None:
         lines.append(marker(BUDGET_WARNED_KIND, warned[0]))
-    return _join(lines)
+    return join_lines(lines)
 
 
 def spend_lines(plan: Plan) -> list[str]:
@@ -423,7 +278,7 @@ def budget_warning(plan: Plan) -> tuple[str, str] | None:
 
 
 def budget_warning_comment(warning: str) -> str:
-    return _join([marker(GENERATED_KIND), f"⚠️ **Budget:** {escape(warning)}"]) + "\n"
+    return join_lines([marker(GENERATED_KIND), f"⚠️ **Budget:** {escape(warning)}"]) + "\n"
 
 
 def spend_of_run(spent: Spend) -> str:
@@ -446,8 +301,8 @@ def _where(view: DashboardView) -> list[str]:
     mode = view.plan.settings.tick_mode
     base = f"{view.server_url.rstrip('/')}/{view.repository}"
     branch = quote(view.branch, safe="/")
-    branch_link = _link(code_span(view.branch), f"{base}/tree/{branch}")
-    plan_link = _link(code_span(view.plan_path), f"{base}/blob/{branch}/{quote(view.plan_path)}")
+    branch_link = link(code_span(view.branch), f"{base}/tree/{branch}")
+    plan_link = link(code_span(view.plan_path), f"{base}/blob/{branch}/{quote(view.plan_path)}")
     lines = [
         f"**Mode:** {_MODE_LINES.get(mode, escape(mode))}",
         "",
@@ -456,7 +311,7 @@ def _where(view: DashboardView) -> list[str]:
     ]
     if view.pull is not None:
         number, url, state = view.pull
-        lines += ["", f"**Pull request:** {_link(f'#{number}', url)} ({escape(state, 20)})"]
+        lines += ["", f"**Pull request:** {link(f'#{number}', url)} ({escape(state, 20)})"]
     return lines
 
 
@@ -519,15 +374,15 @@ def _percent(done: int, total: int) -> str:
     return f"{100 * done // total}%" if total else "0%"
 
 
-def _running(plan: Plan) -> list[Task]:
+def running_tasks(plan: Plan) -> list[Task]:
     return [task for task in plan.tasks if task.marker == RUNNING]
 
 
-def _blocked(plan: Plan) -> list[Task]:
+def blocked_tasks(plan: Plan) -> list[Task]:
     return [task for task in plan.tasks if task.marker == BLOCKED]
 
 
-def _task_section(
+def task_section(
     heading: str, tasks: Sequence[Task], limit: int, issues: Mapping[str, str], plan: Plan
 ) -> list[str]:
     if not tasks:
@@ -544,7 +399,7 @@ def _task_line(task: Task, issues: Mapping[str, str], plan: Plan) -> str:
     if task.marker == BLOCKED:
         line += f" · retries {task.retries}/{plan.settings.max_retries}"
         url = issues.get(task.id)
-        line += f" · {_link('issue', url)}" if url else " · issue not yet opened"
+        line += f" · {link('issue', url)}" if url else " · issue not yet opened"
     claim = task.claimed
     if task.marker == RUNNING and claim is not None:
         line += f" · since {values.format_time(claim.at)} on {escape(claim.worker, 60)}"
@@ -573,13 +428,13 @@ def _timeline(records: Sequence[status_log.Record]) -> list[str]:
 
 
 def _entry_outcome(entry: status_log.ParsedEntry) -> str:
-    text = _outcome_text(entry.outcome)
+    text = outcome_text(entry.outcome)
     if entry.retry is not None and entry.max_retries is not None and entry.outcome != "success":
         text += f" (retry {entry.retry}/{entry.max_retries})"
     return text
 
 
-def _outcome_text(outcome: str | None) -> str:
+def outcome_text(outcome: str | None) -> str:
     if outcome is None:
         return "unknown"
     return f"{_OUTCOME_ICONS.get(outcome, '')} {outcome}".strip()
@@ -607,7 +462,7 @@ def control_boxes(plan: Plan, max_tasks: int = 20) -> list[str]:
     if gate is not None:
         label = f"Approve {gate.name}: the next phase starts without waiting for the merge"
         boxes.append(_box(marker(CONTROL_KIND, "approve"), label))
-    blocked = _blocked(plan)
+    blocked = blocked_tasks(plan)
     for task in blocked[:max_tasks]:
         shown = escape(task.id, 40)
         boxes.append(_box(marker(RETRY_KIND, task.id), f"Retry {shown}: reset its retries"))
@@ -697,121 +552,7 @@ _BOX_READERS: Mapping[str, Callable[[str], Control | None]] = {
 }
 
 
-# -- the job summary -----------------------------------------------------------------------
-
-
-class TaskResultLike(Protocol):
-    """One task's result in a tick (memento_gh.engine.tick.steps.TaskOutcome has these)."""
-
-    @property
-    def task_id(self) -> str: ...
-    @property
-    def outcome(self) -> str: ...
-    @property
-    def commit(self) -> str | None: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def pushes(self) -> int: ...
-
-
-def job_summary(
-    plan: Plan | None,
-    *,
-    outcome: str,
-    lines: Sequence[str] = (),
-    tasks: Sequence[TaskResultLike] = (),
-    blocked_issues: Mapping[str, str] | None = None,
-    dashboard_url: str | None = None,
-    run_url: str | None = None,
-    worker: str | None = None,
-    run_spend: Spend | None = None,
-    logs: tuple[str, str] | None = None,
-) -> str:
-    """Markdown for ``$GITHUB_STEP_SUMMARY``: this run's outcome, the worker that ran it and
-    the tasks it ran, what it did (``lines``, one sentence each: the tick, each control
-    applied or refused, why the event was ignored), each task the tick ran, then the plan's
-    progress, and the tasks running and blocked."""
-    body = [f"## memento: {escape(outcome, 60)}", ""]
-    if worker:
-        body += [_worker_line(worker, tasks), ""]
-    body += [f"- {escape(line, 500)}" for line in lines]
-    if tasks:
-        # A worker of a pool says how many pushes each result took to land on the branch.
-        pushed = any(task.pushes for task in tasks)
-        header = (
-            "| Task | Outcome | Commit | Pushes | |" if pushed else "| Task | Outcome | Commit | |"
-        )
-        body += ["", header, "|---" * header.count(" |") + "|"]
-        body += [_task_result_row(task, pushed) for task in tasks]
-        if run_spend is not None:
-            body += ["", f"**This run's agent:** {escape(spend_of_run(run_spend))}"]
-    if plan is not None:
-        body += ["", "### Progress", "", *progress_lines(plan), *spend_lines(plan)]
-        body += _task_section("Running", _running(plan), 50, {}, plan)
-        body += _task_section("Blocked", _blocked(plan), 50, blocked_issues or {}, plan)
-    links = [
-        _link(name, url) for name, url in (("dashboard", dashboard_url), ("run", run_url)) if url
-    ]
-    if logs:  # (the artifact's name, its URL)
-        links.append(f"logs: {_link(logs[0], logs[1])}")
-    if links:
-        body += ["", " · ".join(links)]
-    return _join(body) + "\n"
-
-
-def _worker_line(worker: str, tasks: Sequence[TaskResultLike]) -> str:
-    """Which worker this job was, and what it ran: with several workers on one branch, each
-    job's summary tells its own part."""
-    ran = ", ".join(escape(task.task_id, 40) for task in tasks) if tasks else "no task"
-    return f"**Worker:** {code_span(worker)} · ran {ran}"
-
-
-def _task_result_row(task: TaskResultLike, pushed: bool) -> str:
-    commit = code_span(task.commit[:7]) if task.commit else ""
-    pushes = f"| {task.pushes} " if pushed else ""
-    return (
-        f"| {escape(task.task_id, 40)} | {_outcome_text(task.outcome)} | {commit} "
-        f"{pushes}| {escape(task.message, 200)} |"
-    )
-
-
-# -- annotations ---------------------------------------------------------------------------
-
-
-def annotation(
-    level: str,
-    message: str,
-    *,
-    file: str | None = None,
-    line: int | None = None,
-    title: str | None = None,
-) -> WorkflowCommand:
-    """A workflow command such as ``::error file=docs/MASTER_PLAN.md,line=3::message``,
-    escaped so that no value can end the command or start another: memento's own, printed
-    as it is on a runner (``output.WorkflowCommand``)."""
-    if level not in _ANNOTATION_LEVELS:
-        raise ValueError(
-            f"annotation level {level!r} is not one of {', '.join(_ANNOTATION_LEVELS)}"
-        )
-    properties = [
-        f"{key}={_escape_property(str(value))}"
-        for key, value in (("file", file), ("line", line), ("title", title))
-        if value is not None
-    ]
-    head = f"::{level} {','.join(properties)}" if properties else f"::{level}"
-    return WorkflowCommand(f"{head}::{_escape_data(message)}")
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def _join(lines: Sequence[str]) -> str:
+def join_lines(lines: Sequence[str]) -> str:
     return "\n".join(lines)
 
 

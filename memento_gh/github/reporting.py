@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from memento_gh import files
 from memento_gh.engine.records import TickResult
-from memento_gh.github import artifact, render
+from memento_gh.github import artifact, job_text
 from memento_gh.plan import spend
 from memento_gh.plan.model import BLOCKED, DONE, Plan
 
 if TYPE_CHECKING:
-    from memento_gh.github.action import Settings
+    from memento_gh.github.settings import Settings
 
 
 class Report(NamedTuple):
@@ -42,7 +42,7 @@ def finish(
     if settings.output_path is not None:
         _append(settings.output_path, "".join(f"{key}={value}\n" for key, value in outputs.items()))
     if settings.summary_path is not None:
-        summary = render.job_summary(
+        summary = job_text.job_summary(
             plan,
             outcome=report.outcome,
             lines=report.lines,

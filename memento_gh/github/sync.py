@@ -1,8 +1,9 @@
 """GitHub's REST API as memento needs it, through PyGithub, with plain values out.
 
-This is the only module that imports PyGithub. Everything it returns is a NamedTuple, and
-everything that goes wrong is a :class:`SyncError` whose message says what failed and what
-to do; the token never appears in a message.
+This is the only module that imports PyGithub. Everything it returns is a NamedTuple
+(``answers.py`` builds them from the JSON received), and everything that goes wrong is a
+:class:`SyncError` whose message says what failed and what to do (``failures.py``); the
+token never appears in a message.
 
 Choices that matter:
 
@@ -10,17 +11,28 @@ Choices that matter:
   costs none (a lazy PyGithub, so no ``GET /repos``), lists ask for 100 items a page, values
   are built from the answers already received (never a refetch per issue), and labels are
   listed once per :class:`GitHub` object.
-- PyGithub's own retry is off (it retries POSTs blindly and waits up to an hour on a rate
-  limit); :meth:`GitHub._call` retries here instead, and only what is safe to repeat: reads,
-  the edit of an issue (a PATCH sets values), a reaction (GitHub answers 200 when it exists)
-  and a label (422 when it exists). Creating an issue or posting a comment is never repeated:
-  a 5xx may come after GitHub did it. The caller looks an issue up by its marker again on
-  the next run instead.
-- Lists go page by page through PyGithub's requester (following GitHub's ``Link`` header),
-  so that each page is counted and retried alone; single writes use PyGithub's objects.
-- Who edited an issue's body, and to what, is only in the GraphQL API (``userContentEdits``):
-  one query, through the same requester, at the GraphQL URL PyGithub derives from
-  ``api_url`` (``/api/graphql`` on GitHub Enterprise Server).
+- Lists are PyGithub's ``PaginatedList`` (``per_page`` from the client, the next page from
+  GitHub's ``Link`` header), fetched a page at a time so that each page is counted and
+  retried alone. Its items are kept as GitHub sent them (``_Listed``): PyGithub's own
+  classes would fetch each issue again the first time their ``raw_data`` is read. Single
+  reads and writes use PyGithub's objects, made lazily (no request until used).
+- PyGithub's own retry (``GithubRetry``, urllib3's ``Retry`` underneath) is off, and
+  :meth:`_Client._call` retries instead, because that retry cannot do what memento needs:
+  it is one policy per client, and its default repeats POSTs, so it would post a comment
+  or create an issue twice after a 5xx that came once GitHub had done it; it sleeps
+  whatever a ``Retry-After`` header asks (``max_rate_limit_wait`` bounds only the waits it
+  reads from the body), where a run must fail at once and say when to retry; and its
+  attempts happen inside urllib3, uncounted, ending in urllib3's ``MaxRetryError`` rather
+  than GitHub's status and message. ``_call`` repeats only what is safe: reads, the edit of
+  an issue (a PATCH sets values), a reaction (GitHub answers 200 when it exists), a label
+  (422 when it exists), a commit status (the newest one counts). Creating an issue or a pull
+  request and posting a comment are never repeated; the next run looks them up by their
+  marker instead. Its waits are ``backoff.window``'s, or the rate limit's.
+- The raw requester is used for GraphQL (who edited an issue's body, and to what, is only in
+  ``userContentEdits``; the token's own login), at the GraphQL URL PyGithub derives from
+  ``api_url`` (``/api/graphql`` on GitHub Enterprise Server), and for one REST read: a
+  collaborator's permission, whose answer PyGithub reads one field at a time (two requests
+  for the role and the legacy permission, and a ``KeyError`` where a server has no role).
 """
 
 from __future__ import annotations
@@ -31,19 +43,35 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import partial
-from http import HTTPStatus
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import requests
 from github import Auth, Github, GithubException
-from github.GithubObject import NotSet
+from github.Commit import Commit
+from github.GithubObject import NonCompletableGithubObject, NotSet
 from github.IssueComment import IssueComment
+from github.PaginatedList import PaginatedList
 
 from memento_gh import backoff
-from memento_gh.errors import UserError
-from memento_gh.github.boxes import History, Revision
+from memento_gh.github import failures
+from memento_gh.github.answers import (
+    HISTORY_QUERY,
+    VIEWER_QUERY,
+    Comment,
+    Issue,
+    PullRequest,
+    actor_of,
+    check_run_of,
+    comment_of,
+    history_of,
+    issue_of,
+    listed_pull_of,
+    pull_of,
+    status_of,
+)
+from memento_gh.github.boxes import History
 from memento_gh.github.ci import Check
-from memento_gh.github.events import Actor
+from memento_gh.github.failures import SyncError
 
 T = TypeVar("T")
 
@@ -62,69 +90,21 @@ PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 # A login that can be a collaborator: letters, digits and hyphens. An app's "name[bot]"
 # cannot be one, and nothing else may reach a URL path.
 _LOGIN = re.compile(r"[A-Za-z0-9-]{1,39}")
-_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
-#: The body's revisions GitHub keeps, newest first: the last 100 are plenty, as memento
-#: rewrites the dashboard (a revision with no box ticked) on every change it makes.
-HISTORY_QUERY = """
-query($owner: String!, $name: String!, $number: Int!) {
-  repository(owner: $owner, name: $name) {
-    issue(number: $number) {
-      body
-      author { __typename login }
-      userContentEdits(first: 100) {
-        pageInfo { hasNextPage }
-        nodes { id editedAt diff editor { __typename login } }
-      }
-    }
-  }
-}
-"""
-
-#: The token's own user: GraphQL answers this for every kind of token (the workflow's, a
-#: GitHub App's, a person's), where REST ``GET /user`` refuses the first two.
-VIEWER_QUERY = "query { viewer { __typename login } }"
 
 
-class Issue(NamedTuple):
-    number: int
-    title: str
-    body: str
-    state: str  # open | closed
-    labels: tuple[str, ...]
-    url: str  # the page people open (html_url)
+class _Listed(NonCompletableGithubObject):
+    """An item of a list, kept as GitHub sent it (``raw_data``): it never fetches itself."""
+
+    def _initAttributes(self) -> None:
+        pass
+
+    def _useAttributes(self, attributes: Any) -> None:
+        pass
 
 
-class PullRequest(NamedTuple):
-    """A pull request. From the issue listing, ``head_sha`` and ``merge_commit_sha`` are
-    None (the listing does not say them); :meth:`GitHub.pull` reads them."""
-
-    number: int
-    body: str
-    state: str  # open | closed
-    draft: bool
-    merged: bool
-    url: str  # the page people open (html_url)
-    head_sha: str | None = None  # the head's commit; once merged, the one merged
-    merge_commit_sha: str | None = None
-
-
-class Comment(NamedTuple):
-    id: int
-    issue_number: int
-    body: str
-    login: str
-    association: str  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...
-    is_bot: bool
-    url: str  # the page people open (html_url)
-    created: datetime  # aware, UTC
-
-
-class SyncError(UserError):
-    """A GitHub API call failed; the message says which, why, and what to do."""
-
-
-class GitHub:
-    """One repository on GitHub (or GitHub Enterprise, or a local fake at ``api_url``).
+class _Client:
+    """The PyGithub client and how one request goes: counted, retried when safe, its
+    failure put in words.
 
     ``attempts`` bounds the tries of a request that is safe to repeat, ``backoff`` is the
     first wait between them in seconds (doubled each time), and ``max_wait`` the longest
@@ -180,7 +160,209 @@ class GitHub:
         )
         self._repo = self._github.get_repo(repository)  # lazy: no request
         self._labels: set[str] | None = None  # the labels' names in lower case, once listed
-        self._own_login: str | None = None  # the token's user, once asked
+
+    def _pages(
+        self, what: str, path: str, parameters: Mapping[str, Any], list_item: str = "items"
+    ) -> Iterator[Any]:
+        """The items of every page of a list below the repository, one request per page.
+        ``list_item``: where the items are when GitHub answers an object (``check_runs``)."""
+        url = f"{self._repo.url}{path}"
+        listing = PaginatedList(
+            _Listed, self._repo.requester, url, dict(parameters), list_item=list_item
+        )
+        page = 1
+        # One page at a time (PaginatedListBase's own step), so that a failed page is
+        # retried alone: a page that failed leaves the list where it was.
+        while listing._couldGrow():
+            items = self._call(
+                f"{what} (page {page})" if page > 1 else what, listing._grow, retry=True
+            )
+            yield from (item.raw_data for item in items)
+            page += 1
+
+    def _call(
+        self,
+        what: str,
+        request: Callable[[], T],
+        *,
+        retry: bool,
+        unsure: bool = False,
+    ) -> T:
+        """Run ``request`` (exactly one HTTP request), counting and retrying it.
+
+        ``retry``: the request is safe to repeat; it is, after a 5xx, a lost connection or
+        a rate limit that lifts within ``max_wait``. ``unsure``: a failure may come after
+        GitHub carried the request out, which the message then says.
+        """
+        where = failures.Where(self.repository, self.api_url)
+        attempt = 0
+        while True:
+            attempt += 1
+            self.requests += 1
+            try:
+                return request()
+            except GithubException as error:
+                answer = failures.Answer(
+                    error.status, error.data, error.message, error.headers or {}
+                )
+                failure = failures.answered(what, answer, where, unsure=unsure, now=time.time())
+            except requests.RequestException as error:
+                failure = failures.unreachable(what, type(error).__name__, where, unsure=unsure)
+            if retry and failure.transient and attempt < self._attempts:
+                wait = failure.wait
+                if wait is None:
+                    wait = backoff.window(attempt, base=self._backoff, cap=math.inf)
+                if wait <= self._max_wait:
+                    time.sleep(wait)
+                    continue
+            raise SyncError(failure.text(attempt)) from None
+
+    def _ensure_labels(self, names: Sequence[str]) -> None:
+        if self._labels is None:
+            listed = self._pages("listing the repository's labels", "/labels", {})
+            self._labels = {str(item["name"]).lower() for item in listed}
+        for name in names:
+            if name.lower() in self._labels:
+                continue
+            color, description = LABELS.get(name, OTHER_LABEL)
+            self._call(
+                f"creating the label “{name}”",
+                partial(self._create_label, name, color, description),
+                retry=True,
+            )
+            self._labels.add(name.lower())
+
+    def _create_label(self, name: str, color: str, description: str) -> None:
+        try:
+            self._repo.create_label(name, color, description)
+        except GithubException as error:
+            if error.status == 422 and "already_exists" in str(error.data):
+                return  # made meanwhile, or by an attempt whose answer was lost
+            raise
+
+    def _label(self, number: int, what: str) -> None:
+        """Add the ``memento`` label to issue or pull request ``number``, so the issue
+        listing finds it; the labels it has stay (adding one twice is harmless)."""
+        self._ensure_labels([MEMENTO_LABEL])
+        issue = self._repo.get_issue(number)  # lazy: no request
+        self._call(f"labelling {what}", partial(issue.add_to_labels, MEMENTO_LABEL), retry=True)
+
+    def _commit(self, sha: str) -> Commit:
+        """Commit ``sha`` of the repository, known by its sha alone (no request)."""
+        url = f"{self._repo.url}/commits/{sha}"
+        return Commit(self._repo.requester, attributes={"sha": sha, "url": url}, completed=False)
+
+
+class _PullRequests(_Client):
+    """Pull requests, and the checks and statuses of commits."""
+
+    def pull(self, number: int) -> PullRequest:
+        """Pull request ``number`` as it is now, with its head and merge commit (one request)."""
+        found = self._repo.get_pull(number)  # lazy: its first attribute read is the request
+        raw = self._call(f"reading pull request #{number}", lambda: found.raw_data, retry=True)
+        return pull_of(raw)
+
+    def create_pull(
+        self, title: str, body: str, *, head: str, base: str, draft: bool
+    ) -> PullRequest:
+        """Open a pull request from ``head`` to ``base`` and label it ``memento`` (so the
+        issue listing finds it). The create is never retried (a 5xx may come after GitHub
+        made it); the next run finds it by its marker instead."""
+        title, body = self.redact(title), self.redact(body)
+        created = self._call(
+            f"opening the pull request from {head} to {base}",
+            lambda: self._repo.create_pull(
+                base=base, head=head, title=title, body=body, draft=draft
+            ),
+            retry=False,
+            unsure=True,
+        )
+        pulled = pull_of(created.raw_data)  # completed by the answer: no request
+        self._label(pulled.number, f"pull request #{pulled.number}")
+        return pulled
+
+    def open_pull_between(self, head: str, base: str) -> PullRequest | None:
+        """The open pull request from branch ``head`` of this repository to ``base``, if
+        any: GitHub keeps one per pair (one request)."""
+        owner = self.repository.partition("/")[0]
+        parameters = {"head": f"{owner}:{head}", "base": base, "state": "open"}
+        found = self._pages(
+            f"looking for a pull request from {head} to {base}", "/pulls", parameters
+        )
+        return next((pull_of(item) for item in found), None)
+
+    def adopt_pull(self, number: int, *, body: str) -> None:
+        """Make pull request ``number`` memento's: set its body and add the ``memento``
+        label, keeping its other labels (both safe to retry: three requests at most)."""
+        self.edit_pull(number, body=body)
+        self._label(number, f"pull request #{number}")
+
+    def edit_pull(self, number: int, *, body: str, title: str | None = None) -> None:
+        """Set pull request ``number``'s body (and title) (a PATCH sets values: safe to
+        retry)."""
+        pull = self._repo.get_pull(number)  # lazy: no request
+        body = self.redact(body)
+        title = None if title is None else self.redact(title)
+        self._call(
+            f"editing pull request #{number}",
+            lambda: pull.edit(body=body, title=NotSet if title is None else title),
+            retry=True,
+        )
+
+    def ready_for_review(self, number: int, reviewers: Sequence[str]) -> None:
+        """Mark draft pull request ``number`` ready for review (GitHub's GraphQL mutation,
+        which needs its node id: two requests) and request ``reviewers`` (one more)."""
+        what = f"marking pull request #{number} ready for review"
+        pull = self._repo.get_pull(number)  # lazy: reading ``draft`` is the request
+        if self._call(what, lambda: pull.draft, retry=True):
+            self._call(what, pull.mark_ready_for_review, retry=True)
+        if reviewers:
+            self._call(
+                f"requesting reviews of pull request #{number} from {', '.join(reviewers)}",
+                partial(pull.create_review_request, reviewers=list(reviewers)),
+                retry=True,
+            )
+
+    def checks(self, sha: str) -> list[Check]:
+        """The check runs and the commit statuses on commit ``sha`` (two requests, one
+        more per 100 check runs past the first 100)."""
+        runs = self._pages(
+            f"reading the check runs of {sha[:7]}",
+            f"/commits/{sha}/check-runs",
+            {},
+            list_item="check_runs",
+        )
+        found = [check_run_of(run) for run in runs]
+        combined = self._call(
+            f"reading the commit statuses of {sha[:7]}",
+            lambda: self._commit(sha).get_combined_status().raw_data,
+            retry=True,
+        )
+        return found + [status_of(status) for status in combined.get("statuses") or ()]
+
+    def post_status(
+        self, sha: str, state: str, *, context: str, description: str, target_url: str | None
+    ) -> None:
+        """A commit status on ``sha`` (success, failure, error or pending), shown among a
+        pull request's checks. Safe to retry: the newest status of a context counts."""
+        if state not in ("error", "failure", "pending", "success"):
+            raise ValueError(f"state must be error, failure, pending or success, not {state!r}")
+        description = self.redact(description)
+        self._call(
+            f"setting the {context} status of {sha[:7]}",
+            lambda: self._commit(sha).create_status(
+                state, target_url or NotSet, description, context
+            ),
+            retry=True,
+        )
+
+
+class GitHub(_PullRequests):
+    """One repository on GitHub (or GitHub Enterprise, or a local fake at ``api_url``): its
+    issues and comments here, its pull requests and checks in :class:`_PullRequests`, how a
+    request goes in :class:`_Client`."""
+
+    _own_login: str | None = None  # the token's user, once asked
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -195,14 +377,8 @@ class GitHub:
         parameters = {"labels": MEMENTO_LABEL, "state": "all"}
         parameters.update(sort="created", direction="asc")
         raw = list(self._pages("listing the memento issues", "/issues", parameters))
-        issues = [_issue(item) for item in raw if "pull_request" not in item]
-        return issues, [_listed_pull(item) for item in raw if "pull_request" in item]
-
-    def pull(self, number: int) -> PullRequest:
-        """Pull request ``number`` as it is now, with its head and merge commit (one request)."""
-        what = f"reading pull request #{number}"
-        raw = self._call(what, partial(self._json, "GET", f"/pulls/{number}"), retry=True)[1]
-        return _pull(raw)
+        issues = [issue_of(item) for item in raw if "pull_request" not in item]
+        return issues, [listed_pull_of(item) for item in raw if "pull_request" in item]
 
     def recent_comments(self, since: datetime) -> list[Comment]:
         """Comments on the repository's issues and pull requests created or edited at or
@@ -212,21 +388,19 @@ class GitHub:
         stamp = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         parameters = {"since": stamp, "sort": "created", "direction": "asc"}
         raw = self._pages("listing recent issue comments", "/issues/comments", parameters)
-        return [_comment(item) for item in raw]
+        return [comment_of(item) for item in raw]
 
     def issue_comments(self, number: int) -> list[Comment]:
         """The comments on issue ``number``, oldest first (one request per 100)."""
         raw = self._pages(
             f"listing the comments of issue #{number}", f"/issues/{number}/comments", {}
         )
-        return [_comment(item) for item in raw]
+        return [comment_of(item) for item in raw]
 
     def issue(self, number: int) -> Issue:
         """Issue ``number`` as it is now (one request)."""
-        raw = self._call(
-            f"reading issue #{number}", partial(self._json, "GET", f"/issues/{number}"), retry=True
-        )[1]
-        return _issue(raw)
+        found = self._repo.get_issue(number)  # lazy: its first attribute read is the request
+        return issue_of(self._call(f"reading issue #{number}", lambda: found.raw_data, retry=True))
 
     def body_history(self, number: int) -> History:
         """Issue ``number``'s body and its revisions, oldest first, each with its editor
@@ -239,7 +413,7 @@ class GitHub:
             partial(requester.graphql_query, HISTORY_QUERY, variables),
             retry=True,
         )[1]
-        return _history(data)
+        return history_of(data)
 
     def own_login(self) -> str:
         """The login memento writes as: the author of every issue and comment it posts
@@ -251,7 +425,7 @@ class GitHub:
                 partial(self._repo.requester.graphql_query, VIEWER_QUERY, {}),
                 retry=True,
             )[1]
-            viewer = _actor(((data or {}).get("data") or {}).get("viewer"))
+            viewer = actor_of(((data or {}).get("data") or {}).get("viewer"))
             if viewer is None:
                 raise SyncError(
                     "GitHub did not say whose token memento uses (GraphQL `viewer`); "
@@ -265,10 +439,11 @@ class GitHub:
         none (none for a stranger, whom GitHub answers 404, and for app bots, at no cost)."""
         if not _LOGIN.fullmatch(login):
             return "none"
+        url = f"{self._repo.url}/collaborators/{login}/permission"
 
         def ask() -> Any:
             try:
-                return self._json("GET", f"/collaborators/{login}/permission")[1]
+                return self._repo.requester.requestJsonAndCheck("GET", url)[1]
             except GithubException as error:
                 if error.status == 404:
                     return None  # not a collaborator (or no such user)
@@ -281,22 +456,6 @@ class GitHub:
             if value in PERMISSIONS:
                 return str(value)
         return "none"
-
-    def checks(self, sha: str) -> list[Check]:
-        """The check runs and the commit statuses on commit ``sha`` (two requests)."""
-        runs = self._call(
-            f"reading the check runs of {sha[:7]}",
-            partial(self._json, "GET", f"/commits/{sha}/check-runs", {"per_page": 100}),
-            retry=True,
-        )[1]
-        combined = self._call(
-            f"reading the commit statuses of {sha[:7]}",
-            partial(self._json, "GET", f"/commits/{sha}/status"),
-            retry=True,
-        )[1]
-        found = [_check_run(run) for run in (runs or {}).get("check_runs") or ()]
-        found += [_status(status) for status in (combined or {}).get("statuses") or ()]
-        return found
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -314,7 +473,7 @@ class GitHub:
             retry=False,
             unsure=True,
         )
-        return _issue(created.raw_data)  # completed by the answer: no request
+        return issue_of(created.raw_data)  # completed by the answer: no request
 
     def edit_issue(
         self,
@@ -353,116 +512,6 @@ class GitHub:
             unsure=True,
         )
 
-    def create_pull(
-        self, title: str, body: str, *, head: str, base: str, draft: bool
-    ) -> PullRequest:
-        """Open a pull request from ``head`` to ``base`` and label it ``memento`` (so the
-        issue listing finds it). The create is never retried (a 5xx may come after GitHub
-        made it); the next run finds it by its marker instead."""
-        title, body = self.redact(title), self.redact(body)
-        data = {"title": title, "body": body, "head": head, "base": base, "draft": draft}
-        raw = self._call(
-            f"opening the pull request from {head} to {base}",
-            lambda: self._repo.requester.requestJsonAndCheck(
-                "POST", f"{self._repo.url}/pulls", input=data
-            )[1],
-            retry=False,
-            unsure=True,
-        )
-        created = _pull(raw)
-        self._label_pull(created.number)
-        return created
-
-    def open_pull_between(self, head: str, base: str) -> PullRequest | None:
-        """The open pull request from branch ``head`` of this repository to ``base``, if
-        any: GitHub keeps one per pair (one request)."""
-        owner = self.repository.partition("/")[0]
-        parameters = {"head": f"{owner}:{head}", "base": base, "state": "open"}
-        found = self._pages(
-            f"looking for a pull request from {head} to {base}", "/pulls", parameters
-        )
-        return next((_pull(item) for item in found), None)
-
-    def adopt_pull(self, number: int, *, body: str) -> None:
-        """Make pull request ``number`` memento's: set its body and add the ``memento``
-        label, keeping its other labels (both safe to retry: three requests at most)."""
-        self.edit_pull(number, body=body)
-        self._label_pull(number)
-
-    def _label_pull(self, number: int) -> None:
-        """Add the ``memento`` label, so the issue listing finds the pull request; the
-        labels it has stay (adding one twice is harmless: safe to retry)."""
-        self._ensure_labels([MEMENTO_LABEL])
-        self._call(
-            f"labelling pull request #{number}",
-            lambda: self._repo.requester.requestJsonAndCheck(
-                "POST",
-                f"{self._repo.url}/issues/{number}/labels",
-                input={"labels": [MEMENTO_LABEL]},
-            ),
-            retry=True,
-        )
-
-    def edit_pull(self, number: int, *, body: str, title: str | None = None) -> None:
-        """Set pull request ``number``'s body (and title) (a PATCH sets values: safe to
-        retry)."""
-        data = {"body": self.redact(body)}
-        if title is not None:
-            data["title"] = self.redact(title)
-        self._call(
-            f"editing pull request #{number}",
-            lambda: self._repo.requester.requestJsonAndCheck(
-                "PATCH", f"{self._repo.url}/pulls/{number}", input=data
-            ),
-            retry=True,
-        )
-
-    def post_status(
-        self, sha: str, state: str, *, context: str, description: str, target_url: str | None
-    ) -> None:
-        """A commit status on ``sha`` (success, failure, error or pending), shown among a
-        pull request's checks. Safe to retry: the newest status of a context counts."""
-        if state not in ("error", "failure", "pending", "success"):
-            raise ValueError(f"state must be error, failure, pending or success, not {state!r}")
-        data = {"state": state, "context": context, "description": self.redact(description)}
-        if target_url:
-            data["target_url"] = target_url
-        self._call(
-            f"setting the {context} status of {sha[:7]}",
-            lambda: self._repo.requester.requestJsonAndCheck(
-                "POST", f"{self._repo.url}/statuses/{sha}", input=data
-            ),
-            retry=True,
-        )
-
-    def ready_for_review(self, number: int, reviewers: Sequence[str]) -> None:
-        """Mark draft pull request ``number`` ready for review (GitHub's GraphQL mutation,
-        which needs its node id: two requests) and request ``reviewers`` (one more)."""
-        what = f"marking pull request #{number} ready for review"
-        raw = self._call(what, partial(self._json, "GET", f"/pulls/{number}"), retry=True)[1]
-        if raw.get("draft"):
-            requester = self._repo.requester
-            self._call(
-                what,
-                partial(
-                    requester.graphql_named_mutation,
-                    "markPullRequestReadyForReview",
-                    {"pullRequestId": str(raw.get("node_id") or "")},
-                    "pullRequest { isDraft }",
-                ),
-                retry=True,
-            )
-        if reviewers:
-            self._call(
-                f"requesting reviews of pull request #{number} from {', '.join(reviewers)}",
-                lambda: self._repo.requester.requestJsonAndCheck(
-                    "POST",
-                    f"{self._repo.url}/pulls/{number}/requested_reviewers",
-                    input={"reviewers": list(reviewers)},
-                ),
-                retry=True,
-            )
-
     def react(self, comment_id: int, content: str) -> None:
         """React to an issue comment (``+1``, ``eyes``, ``confused``…). Reacting twice with
         the same content is harmless: GitHub keeps one."""
@@ -473,342 +522,6 @@ class GitHub:
             lambda: target.create_reaction(content),
             retry=True,
         )
-
-    # -- labels ------------------------------------------------------------------------------
-
-    def _ensure_labels(self, names: Sequence[str]) -> None:
-        if self._labels is None:
-            listed = self._pages("listing the repository's labels", "/labels", {})
-            self._labels = {str(item["name"]).lower() for item in listed}
-        for name in names:
-            if name.lower() in self._labels:
-                continue
-            color, description = LABELS.get(name, OTHER_LABEL)
-            self._call(
-                f"creating the label “{name}”",
-                partial(self._create_label, name, color, description),
-                retry=True,
-            )
-            self._labels.add(name.lower())
-
-    def _create_label(self, name: str, color: str, description: str) -> None:
-        try:
-            self._repo.create_label(name, color, description)
-        except GithubException as error:
-            if error.status == 422 and "already_exists" in str(error.data):
-                return  # made meanwhile, or by an attempt whose answer was lost
-            raise
-
-    # -- requests ----------------------------------------------------------------------------
-
-    def _json(
-        self, verb: str, path: str, parameters: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], Any]:
-        """One request to ``path`` below the repository (or to an absolute URL)."""
-        url = path if path.startswith(("http://", "https://")) else f"{self._repo.url}{path}"
-        return self._repo.requester.requestJsonAndCheck(verb, url, parameters=parameters)
-
-    def _pages(self, what: str, path: str, parameters: dict[str, Any]) -> Iterator[Any]:
-        """The items of every page of a list, one request per page, following ``Link``."""
-        url: str | None = path
-        query: dict[str, Any] | None = {**parameters, "per_page": 100}
-        page = 1
-        while url is not None:
-            headers, data = self._call(
-                f"{what} (page {page})" if page > 1 else what,
-                partial(self._json, "GET", url, query),
-                retry=True,
-            )
-            yield from data or []
-            url, query, page = _next_page(headers), None, page + 1
-
-    def _call(
-        self,
-        what: str,
-        request: Callable[[], T],
-        *,
-        retry: bool,
-        unsure: bool = False,
-    ) -> T:
-        """Run ``request`` (exactly one HTTP request), counting and retrying it.
-
-        ``retry``: the request is safe to repeat; it is, after a 5xx, a lost connection or
-        a rate limit that lifts within ``max_wait``. ``unsure``: a failure may come after
-        GitHub carried the request out, which the message then says.
-        """
-        attempt = 0
-        while True:
-            attempt += 1
-            self.requests += 1
-            try:
-                return request()
-            except GithubException as error:
-                failure = self._failure(what, error, unsure=unsure)
-            except requests.RequestException as error:
-                failure = _Failure(
-                    f"could not reach GitHub's API at {self.api_url} while {what} "
-                    f"({type(error).__name__})",
-                    "check GITHUB_API_URL and the network; the next run tries again",
-                    transient=True,
-                    unsure=unsure,
-                )
-            if retry and failure.transient and attempt < self._attempts:
-                wait = failure.wait
-                if wait is None:
-                    wait = backoff.window(attempt, base=self._backoff, cap=math.inf)
-                if wait <= self._max_wait:
-                    time.sleep(wait)
-                    continue
-            raise SyncError(failure.text(attempt)) from None
-
-    def _failure(self, what: str, error: GithubException, *, unsure: bool) -> _Failure:
-        status = error.status
-        message = _message(error)
-        headers = {key.lower(): value for key, value in (error.headers or {}).items()}
-        if status in (403, 429) and _rate_limited(message, headers):
-            wait = _rate_limit_wait(headers)
-            at = datetime.now(timezone.utc).timestamp() + wait
-            when = datetime.fromtimestamp(at, timezone.utc).strftime("%H:%M:%S UTC")
-            return _Failure(
-                f"GitHub's API rate limit is used up ({status} while {what})",
-                f"retry after {when} (in {round(wait)} seconds); the next scheduled run catches up",
-                transient=True,
-                wait=wait,
-            )
-        if status == 401:
-            return _Failure(
-                f"GitHub refused the token while {what} (401 {message})",
-                f"pass a valid token for {self.repository} as the action's `github-token` "
-                f"input (or MEMENTO_GITHUB_TOKEN), and check that it has not expired",
-            )
-        if status == 403:
-            scope = "pull-requests" if "pull request" in what else "issues"
-            return _Failure(
-                f"GitHub refused {what} (403 {message})",
-                f"the token needs the `{scope}: write` permission on {self.repository}: add "
-                f"`permissions: {scope}: write` to the workflow, or use a token that has it",
-            )
-        if status == 404:
-            return _Failure(
-                f"GitHub found nothing while {what} (404 {message})",
-                f"check that {self.repository} (GITHUB_REPOSITORY) exists, that "
-                f"GITHUB_API_URL ({self.api_url}) is its API, and that the token can read it",
-            )
-        if status == 410:
-            return _Failure(
-                f"issues are turned off in {self.repository} (410 while {what})",
-                "turn them on in the repository's Settings, under Features",
-            )
-        if status == 422:
-            return _Failure(
-                f"GitHub rejected {what} (422 {message}{_details(error)})",
-                "this is a bug in memento-gh: please report it with this message",
-            )
-        if status >= 500:
-            return _Failure(
-                f"GitHub answered {status} {message} while {what}",
-                "GitHub is having trouble; the next run tries again",
-                transient=True,
-                unsure=unsure,
-            )
-        return _Failure(
-            f"GitHub answered {status} {message} while {what}",
-            "the next run tries again; if this repeats, please report it",
-        )
-
-
-class _Failure:
-    """What went wrong with one attempt, what to do, and whether waiting could help."""
-
-    def __init__(
-        self,
-        happened: str,
-        advice: str,
-        *,
-        transient: bool = False,
-        wait: float | None = None,
-        unsure: bool = False,
-    ) -> None:
-        self.happened = happened
-        self.advice = advice
-        self.transient = transient  # trying again later may succeed
-        self.wait = wait  # how long GitHub asked to wait (None: our backoff)
-        self.unsure = unsure  # GitHub may have carried the request out anyway
-
-    def text(self, attempts: int) -> str:
-        tried = f" (tried {attempts} times)" if attempts > 1 else ""
-        advice = self.advice
-        if self.unsure:
-            advice = "GitHub may have done it anyway, so the next run looks before doing it again"
-        return f"{self.happened}{tried}: {advice}"
-
-
-def _issue(raw: Mapping[str, Any]) -> Issue:
-    return Issue(
-        number=int(raw["number"]),
-        title=str(raw.get("title") or ""),
-        body=str(raw.get("body") or ""),
-        state=str(raw.get("state") or "open"),
-        labels=tuple(str(label["name"]) for label in raw.get("labels") or ()),
-        url=str(raw.get("html_url") or ""),
-    )
-
-
-def _listed_pull(raw: Mapping[str, Any]) -> PullRequest:
-    links = raw.get("pull_request") or {}
-    return PullRequest(
-        number=int(raw["number"]),
-        body=str(raw.get("body") or ""),
-        state=str(raw.get("state") or "open"),
-        draft=bool(raw.get("draft")),
-        merged=bool(links.get("merged_at")),
-        url=str(raw.get("html_url") or ""),
-    )
-
-
-def _pull(raw: Mapping[str, Any]) -> PullRequest:
-    head = raw.get("head") or {}
-    return PullRequest(
-        number=int(raw["number"]),
-        body=str(raw.get("body") or ""),
-        state=str(raw.get("state") or "open"),
-        draft=bool(raw.get("draft")),
-        merged=bool(raw.get("merged") or raw.get("merged_at")),
-        url=str(raw.get("html_url") or ""),
-        head_sha=str(head["sha"]) if head.get("sha") else None,
-        merge_commit_sha=str(raw["merge_commit_sha"]) if raw.get("merge_commit_sha") else None,
-    )
-
-
-def _check_run(raw: Mapping[str, Any]) -> Check:
-    output = raw.get("output") or {}
-    return Check(
-        name=str(raw.get("name") or "a check"),
-        done=raw.get("status") == "completed",
-        conclusion=str(raw["conclusion"]) if raw.get("conclusion") else None,
-        summary=str(output.get("summary") or output.get("title") or ""),
-        url=str(raw.get("details_url") or raw.get("html_url") or ""),
-    )
-
-
-def _status(raw: Mapping[str, Any]) -> Check:
-    state = str(raw.get("state") or "pending")
-    return Check(
-        name=str(raw.get("context") or "a status"),
-        done=state != "pending",
-        conclusion=None if state == "pending" else state,
-        summary=str(raw.get("description") or ""),
-        url=str(raw.get("target_url") or ""),
-    )
-
-
-def _comment(raw: Mapping[str, Any]) -> Comment:
-    user = raw.get("user") or {}
-    issue_url = str(raw.get("issue_url") or "")
-    return Comment(
-        id=int(raw["id"]),
-        issue_number=int(issue_url.rstrip("/").rsplit("/", 1)[-1]),
-        body=str(raw.get("body") or ""),
-        login=str(user.get("login") or "ghost"),
-        association=str(raw.get("author_association") or "NONE"),
-        is_bot=user.get("type") == "Bot",
-        url=str(raw.get("html_url") or ""),
-        created=_time(str(raw["created_at"])),
-    )
-
-
-def _history(data: Mapping[str, Any]) -> History:
-    issue = ((data.get("data") or {}).get("repository") or {}).get("issue") or {}
-    edits = issue.get("userContentEdits") or {}
-    nodes = [node for node in edits.get("nodes") or () if isinstance(node, dict)]
-    # GitHub lists them newest first; by time, oldest first (a stable sort keeps GitHub's
-    # order for two edits of one second).
-    nodes.reverse()
-    nodes.sort(key=lambda node: _time(str(node.get("editedAt") or "1970-01-01T00:00:00Z")))
-    revisions = tuple(
-        Revision(
-            edit=str(node.get("id") or ""),
-            editor=_actor(node.get("editor")),
-            body=node["diff"] if isinstance(node.get("diff"), str) else None,
-        )
-        for node in nodes
-    )
-    has_more = bool((edits.get("pageInfo") or {}).get("hasNextPage"))
-    return History(
-        body=str(issue.get("body") or ""),
-        author=_actor(issue.get("author")),
-        revisions=revisions,
-        complete=not has_more,
-    )
-
-
-def _actor(raw: Any) -> Actor | None:
-    """A GraphQL actor; None for a deleted account (GitHub answers null)."""
-    if not isinstance(raw, dict) or not raw.get("login"):
-        return None
-    is_bot = raw.get("__typename") == "Bot"
-    login = str(raw["login"])
-    # GraphQL names a bot without the "[bot]" its REST login carries.
-    return Actor(f"{login}[bot]" if is_bot and not login.endswith("[bot]") else login, None, is_bot)
-
-
-def _time(text: str) -> datetime:
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
-
-
-def _next_page(headers: Mapping[str, Any]) -> str | None:
-    link = next((str(v) for k, v in headers.items() if k.lower() == "link"), "")
-    match = _NEXT.search(link)
-    return match.group(1) if match else None
-
-
-def _message(error: GithubException) -> str:
-    data = error.data
-    if isinstance(data, dict) and isinstance(data.get("message"), str):
-        return str(data["message"]).strip().rstrip(".")
-    if isinstance(error.message, str) and error.message:
-        return error.message
-    try:
-        return HTTPStatus(error.status).phrase  # an HTML error page, say
-    except ValueError:
-        return "(no message)"
-
-
-def _details(error: GithubException) -> str:
-    data = error.data
-    errors = data.get("errors") if isinstance(data, dict) else None
-    if not isinstance(errors, list) or not errors:
-        return ""
-    parts = []
-    for item in errors:
-        if isinstance(item, dict):
-            parts.append(" ".join(str(item[k]) for k in ("field", "code") if k in item))
-        else:
-            parts.append(str(item))
-    return ": " + ", ".join(part for part in parts if part)
-
-
-def _rate_limited(message: str, headers: Mapping[str, str]) -> bool:
-    return (
-        headers.get("x-ratelimit-remaining") == "0"
-        or "retry-after" in headers
-        or "rate limit" in message.lower()
-    )
-
-
-def _rate_limit_wait(headers: Mapping[str, str]) -> float:
-    """Seconds until GitHub takes requests again: ``retry-after``, else the reset time,
-    else a minute (what GitHub's documentation advises)."""
-    retry_after = headers.get("retry-after", "")
-    if retry_after.strip().isdigit():
-        return float(retry_after)
-    reset = headers.get("x-ratelimit-reset", "")
-    if reset.strip().isdigit():
-        return max(float(reset) - time.time(), 0.0) + 1.0
-    return 60.0
 
 
 def _short(title: str, limit: int = 60) -> str:

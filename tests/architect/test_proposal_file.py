@@ -15,6 +15,7 @@ import pytest
 from memento_gh.architect.run import EXCLUDE_LINE, PROPOSAL_LIMIT
 from memento_gh.layout import PROPOSAL_NAME
 from testing.agents import PLANTER, scripted_command
+from testing.repos import init_repo, write
 from testing.ticks import Completed, Project, good, make_project, one_phase, plan_of
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("isolated_git")]
@@ -238,4 +239,40 @@ def test_a_change_the_architect_hides_from_git_is_found_and_rolled_back(tmp_path
     assert "src/guard.py" in done.stderr and "rolled back" in done.stderr
     assert (project.root / "src/guard.py").read_text(encoding="utf-8") == "G = 1\n"
     assert project.git("ls-files", "-v", "src/guard.py").startswith("H ")
+    assert not project.plan_path.exists()
+
+
+def test_a_file_the_user_keeps_from_git_that_the_architect_rewrites_is_rolled_back(
+    tmp_path: Path,
+) -> None:
+    """A flag the user set (skip-worktree on a local settings file, say) hides the file's
+    change from git; the architect's wall watches every file, as a worker's watches its
+    task's files, so the change is found and put back and nothing lands."""
+    project = without_plan(tmp_path)
+    project.git("update-index", "--skip-worktree", "src/guard.py")
+    escaped = GOOD.replace("\n", "\\n")
+    done = draft_with(
+        project, planter(f"write:{{proposal_file}}={escaped}", "write:src/guard.py=G = 2\\n")
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "src/guard.py" in done.stderr and "rolled back" in done.stderr, done.stderr
+    assert (project.root / "src/guard.py").read_text(encoding="utf-8") == "G = 1\n"
+    assert not project.plan_path.exists()
+    assert project.dirty() == []
+
+
+def test_a_repository_the_architect_plants_is_named_as_left_not_as_rolled_back(
+    tmp_path: Path,
+) -> None:
+    """A folder with a .git of its own is a repository: git (and memento's rollback) never
+    deletes it. The architect's run says so, as a worker's rollback does, instead of
+    calling it rolled back."""
+    project = without_plan(tmp_path)
+    planted = init_repo(project.outside / "lib")
+    write(planted, "evil.py", "import os\n")
+    escaped = GOOD.replace("\n", "\\n")
+    done = draft_with(project, planter(f"write:{{proposal_file}}={escaped}", f"move:lib={planted}"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "memento could not roll back lib/: remove it by hand" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
     assert not project.plan_path.exists()

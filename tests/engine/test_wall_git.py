@@ -246,6 +246,35 @@ def test_what_the_agents_code_plants_in_git_while_verify_runs_it_is_put_back_unr
     assert project.dirty() == []
 
 
+#: The module the agent writes, which verify runs: it leaves what the wall undoes after the
+#: agent, a link out of the repository and a flag that hides a file's change from git.
+LEFT_BY_VERIFY = """import os, subprocess
+os.symlink("/etc/passwd", "src/passwd")
+subprocess.run(["git", "update-index", "--skip-worktree", "src/guard.py"], check=True)
+A = 1
+"""
+
+
+def test_what_the_agents_code_leaves_while_verify_runs_it_is_undone_as_after_the_agent(
+    tmp_path: Path, isolated_git: Path
+) -> None:
+    """Verify runs the agent's code, behind the same wall as the agent."""
+    plan = plan_of([one_phase(task("T-101", verify="`python3 src/a.py`"), task("T-102"))])
+    project = make_project(tmp_path, plan)
+    steps: list[Action] = [{"write": "src/a.py", "text": LEFT_BY_VERIFY}]
+
+    done = hostile_tick(project, steps, isolated_git)
+
+    assert done.returncode == 0, done.stderr
+    said = violations(project)
+    assert "while verify ran, the agent left src/passwd" in said, said
+    assert "while verify ran, the agent set skip-worktree on src/guard.py" in said, said
+    assert not (project.root / "src/passwd").is_symlink()
+    assert project.git("ls-files", "-v", "src/guard.py").startswith("H ")
+    assert project.marker("T-101") == " "
+    assert project.dirty() == []
+
+
 # -- class 5: refs ----------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memento_gh.errors import UserError
-from memento_gh.github.action import read_settings
+from memento_gh.github.settings import read_settings
 from testing.cli import call_memento
 
 RUNNER = {

@@ -11,7 +11,7 @@ import pytest
 
 from memento_gh import remote
 from memento_gh.formats.notes import parse_notes
-from memento_gh.github.action import Settings
+from memento_gh.github.settings import Settings
 from testing.action_runs import TOKEN, ActionProject, BusyGitHub, OtherWorker
 from testing.repos import git
 from testing.ticks import good

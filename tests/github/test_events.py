@@ -30,6 +30,7 @@ from memento_gh.github.events import (
     route,
     trust,
 )
+from memento_gh.github.issue_texts import breaker_resolved_comment, task_unblocked_comment
 from memento_gh.plan.scanner import parse
 from testing.plans import phase_block, plan_text, task_block
 
@@ -279,7 +280,7 @@ def test_a_command_memento_cannot_do_asks_for_a_confused_reaction(
         ),
         (comment_event(""), "empty"),
         (comment_event(" \r\n\t"), "empty"),
-        (comment_event(render.task_unblocked_comment("T-201", "x")), "memento wrote"),
+        (comment_event(task_unblocked_comment("T-201", "x")), "memento wrote"),
         ({"action": "created"}, "not a memento issue"),
         ({}, "comment event"),
     ],
@@ -511,7 +512,7 @@ def test_parse_comment_keeps_a_notes_text_whole_and_as_written() -> None:
 
 def test_parse_comment_of_an_empty_or_generated_comment_is_nothing() -> None:
     assert parse_comment("  \n ", task="T-201", source="s") == ((), False)
-    assert parse_comment(render.breaker_resolved_comment(), task=None, source="s") == ((), False)
+    assert parse_comment(breaker_resolved_comment(), task=None, source="s") == ((), False)
 
 
 def test_skip_on_a_global_issue_takes_the_task_from_its_first_word() -> None:

@@ -19,21 +19,22 @@ from memento_gh.controls.model import Control
 from memento_gh.engine.records import TaskOutcome
 from memento_gh.formats import status_log
 from memento_gh.github import render
-from memento_gh.github.render import (
-    BODY_LIMIT,
-    DashboardView,
-    annotation,
+from memento_gh.github.issue_texts import (
     blocked_issue,
     breaker_issue,
     breaker_resolved_comment,
+    task_unblocked_comment,
+)
+from memento_gh.github.job_text import annotation, job_summary
+from memento_gh.github.render import (
+    BODY_LIMIT,
+    DashboardView,
     code_span,
     dashboard,
     escape,
     is_generated,
-    job_summary,
     marker,
     read_marker,
-    task_unblocked_comment,
     ticked_controls,
 )
 from memento_gh.plan.model import Plan

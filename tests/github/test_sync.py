@@ -11,9 +11,11 @@ from urllib.parse import parse_qsl
 import pytest
 
 from memento_gh.errors import UserError
+from memento_gh.github.answers import Comment, Issue
 from memento_gh.github.boxes import History
 from memento_gh.github.events import Actor
-from memento_gh.github.sync import LABELS, Comment, GitHub, Issue, SyncError
+from memento_gh.github.failures import SyncError
+from memento_gh.github.sync import LABELS, GitHub
 from testing.fake_github import FakeGitHub
 
 REPO = "acme/shop"

@@ -8,14 +8,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
-from memento_gh import files, gitindex
+from memento_gh import files
 from memento_gh.changes import FileChange
-from memento_gh.engine import context, guards, prompt
-from memento_gh.engine.agents import limits, presets, verify
+from memento_gh.engine import context, guards, prompt, wall
+from memento_gh.engine.agents import limits, presets
 from memento_gh.engine.books import lessons
-from memento_gh.engine.records import AgentResult, Attempt, Claim, VerifyResult
+from memento_gh.engine.records import AgentResult, Attempt, Claim
 from memento_gh.engine.tick.session import Session, is_working_file
-from memento_gh.engine.wall import fingerprint, hidden, special_files
 from memento_gh.formats import status_log
 from memento_gh.formats.notes import Note, parse_notes
 from memento_gh.formats.project_map import parse_project_map
@@ -32,57 +31,42 @@ DEFAULT_SYSTEM_PROMPT = (
 
 
 def attempt(session: Session, claim: Claim) -> Attempt:
-    """Run the agent on ``claim``, check its change against the guards, and run verify when
-    the change broke no rule."""
+    """Run the agent on ``claim`` behind the wall, check its change against the guards, and
+    run verify (behind the same wall) when the change broke no rule."""
     started = session.clock()
-    workspace = session.workspace
-    head = workspace.quick_head()
-    git_before = workspace.snapshot_git()
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
-    task_files = hidden.stamp_files(
-        session.root, (*claim.task.guard_files, *claim.task.context_files), is_working_file
-    )
-    index = gitindex.KeptIndex(session.root, workspace.index_file)
-    result, tree = run_agent(session, claim, settings)
-    failure = presets.failure_of(result)
-    limit = provider_limit(session.agent, result, session.clock())
-    # Before git looks: a FIFO in .git blocks it, one in place of a tracked file stops it.
-    violations = _remove_strays(tree)
-    # Before git runs again: whatever the agent planted in .git would run, or mislead it.
-    violations += workspace.restore_git(git_before)
-    violations += hidden.index_messages(index.put_back())  # before git reads the index again
-    pending = workspace.start_status()  # git looks while the plan is read
-    try:
-        plan_untouched = session.plan_file.text_on_disk() == claim.text
-        after: TreeStatus | None = pending.result()
-    finally:
-        pending.close()
-    if after is None or after.head != head:
-        violations.append("the agent moved HEAD (it ran a git command that commits)")
-        after = None  # taken against the agent's commit: the change is read again below
-        if head is not None:
-            workspace.reset_soft(head)
-    if not plan_untouched:
-        violations.append(f"the agent edited {session.plan_file.shown_as}")
-    changes, hid = _all_changes(session, plan_untouched, after, task_files, head)
-    violations += hid
-    found = guards.check_guards(
-        changes,
-        claim.task,
-        max_diff_lines=settings.max_diff_lines,
-        protected=guards.protected_paths(session.layout.plan_dir),
-        max_file_size=settings.max_file_size,
-        sizes=workspace.sizes(changes),
-        max_diff_bytes=settings.max_diff_bytes,
-    )
-    violations += [violation.message for violation in found]
-    if violations or failure or limit:
-        return _stopped(tuple(violations), result, tuple(changes), started, failure, limit)
-    seen = fingerprint.fingerprint(session.root, fingerprint.paths_of(changes))
-    check = run_verify(session, claim, settings)
-    # verify ran the agent's code: it too must leave .git as it was
-    planted = tuple(f"while verify ran, {said}" for said in workspace.restore_git(git_before))
-    return Attempt(planted, check, result, tuple(changes), started, seen_by_verify=seen)
+    task = claim.task
+    watched = (*task.guard_files, *task.context_files)
+    with wall.kept(session.workspace, watched=watched, skip=is_working_file) as kept:
+        result = run_agent(session, claim, settings, kept)
+        failure = presets.failure_of(result)
+        limit = provider_limit(session.agent, result, session.clock())
+        plan_untouched = session.plan_file.text_on_disk() == claim.text  # git looks meanwhile
+        changes = kept.changes(lambda after: agent_changes(session, plan_untouched, after))
+        violations = list(kept.violations)
+        if not plan_untouched:
+            violations.append(f"the agent edited {session.plan_file.shown_as}")
+        found = guards.check_guards(
+            changes,
+            task,
+            max_diff_lines=settings.max_diff_lines,
+            protected=guards.protected_paths(session.layout.plan_dir),
+            max_file_size=settings.max_file_size,
+            sizes=session.workspace.sizes(changes),
+            max_diff_bytes=settings.max_diff_bytes,
+        )
+        violations += [violation.message for violation in found]
+        if violations or failure or limit:
+            return _stopped(tuple(violations), result, tuple(changes), started, failure, limit)
+        check, seen = kept.run_verify(
+            task.verify or "false",
+            changes,
+            env=session.child_env,
+            timeout=task.timeout or settings.verify_timeout,
+            log=session.tick_log(),
+        )
+    # verify ran the agent's code: what it did against memento fails the attempt too
+    return Attempt(kept.violations, check, result, tuple(changes), started, seen_by_verify=seen)
 
 
 def provider_limit(agent: str, result: AgentResult, now: datetime) -> limits.Limit | None:
@@ -112,35 +96,8 @@ def _stopped(
     return Attempt(violations, None, result, changes, started, failure)
 
 
-def _all_changes(
-    session: Session,
-    plan_untouched: bool,
-    after: TreeStatus | None,
-    task_files: hidden.Stamps,
-    head: str | None,
-) -> tuple[list[FileChange], list[str]]:
-    """The agent's change, including the task's files that git's index hid (made visible to
-    git, so that the guards judge them and a rollback restores them), and the violation
-    that names those."""
-    changes = agent_changes(session, plan_untouched, after)
-    seen = {path for change in changes for path in (change.path, change.old_path) if path}
-    exposed = hidden.expose(session.root, task_files, head, seen)
-    if not exposed:
-        return changes, []
-    changes = agent_changes(session, plan_untouched, None)
-    return changes, hidden.hidden_messages(exposed, changes)
-
-
-def _remove_strays(tree: special_files.Snapshot) -> list[str]:
-    """The FIFOs, sockets, devices and links out of the repository the agent left, removed
-    (each is a violation)."""
-    return special_files.remove(tree, special_files.new_strays(tree))
-
-
-def run_agent(
-    session: Session, claim: Claim, settings: Settings
-) -> tuple[AgentResult, special_files.Snapshot]:
-    """The agent's run, and the work tree as it was before it (``special_files``)."""
+def run_agent(session: Session, claim: Claim, settings: Settings, kept: wall.Kept) -> AgentResult:
+    """The agent's run on ``claim``, behind ``kept``."""
     task = claim.task
     # One file per run: an agent that keys its session on the file name starts fresh.
     prompt_file = session.scratch / f"prompt-{claim.tick}-{task.id}.md"
@@ -153,40 +110,18 @@ def run_agent(
         model_for(task, settings, session.model),
         session.agent_args,
     )
-    argv = presets.agent_argv(
-        session.agent,
-        session.agent_cmd,
-        prompt_file=run.prompt_file,
-        task=run.task,
-        repo=run.repo,
-        timeout=run.timeout,
-        protected=run.protected,
-        budget_usd=budgets.left_usd(
-            session.plan_file.before_claim, task, session.clock().astimezone(timezone.utc).date()
-        ),
-        model=run.model,
-        extra=run.extra,
-    )
-    listing = session.workspace.start_ignored_folders()  # git lists them meanwhile
     written: list[Path] = []  # the files the preset's command line names
     try:
-        try:
-            # Replaced, not written into: a FIFO or a link at this name would block or
-            # redirect the write.
-            text = build_prompt(session, claim, settings)
-            files.write_atomic(prompt_file, text, durable=False)
-            session.keep_prompt(task.id, text)
-            written = presets.prepare_run(session.agent, run)
-            log = session.tick_log()  # before the walk: the log is no change of the agent's
-            # memento's own folder (logs/) is walked, ignored or not
-            ignored = [path for path in listing.result() if not is_working_file(path + "/")]
-            tree = special_files.snapshot(session.root, ignored)
-        finally:
-            listing.close()
-        ran = presets.run_agent(
-            argv,
-            repo=session.root,
-            env=dict(session.child_env),
+        # Replaced, not written into: a FIFO or a link at this name would block or
+        # redirect the write.
+        text = build_prompt(session, claim, settings)
+        files.write_atomic(prompt_file, text, durable=False)
+        session.keep_prompt(task.id, text)
+        written = presets.prepare_run(session.agent, run)
+        log = session.tick_log()  # before the walk: the log is no change of the agent's
+        ran = kept.run_agent(
+            _agent_argv(session, run),
+            env=session.child_env,
             timeout=settings.agent_timeout,
             log=log,
             prompt_file=prompt_file,
@@ -199,7 +134,24 @@ def run_agent(
         for path in (prompt_file, *written):
             with contextlib.suppress(OSError):  # gone with .git, if the agent took that away
                 path.unlink()
-    return ran, tree
+    return ran
+
+
+def _agent_argv(session: Session, run: presets.AgentRun) -> list[str]:
+    """The agent's command line for ``run``, with what is left of the task's budget."""
+    today = session.clock().astimezone(timezone.utc).date()
+    return presets.agent_argv(
+        session.agent,
+        session.agent_cmd,
+        prompt_file=run.prompt_file,
+        task=run.task,
+        repo=run.repo,
+        timeout=run.timeout,
+        protected=run.protected,
+        budget_usd=budgets.left_usd(session.plan_file.before_claim, run.task, today),
+        model=run.model,
+        extra=run.extra,
+    )
 
 
 def _tell_spend(session: Session, log: BinaryIO, ran: AgentResult) -> None:
@@ -281,14 +233,3 @@ def agent_changes(
     return [
         change for change in session.workspace.changes(session.keep) if not engine_own(change.path)
     ]
-
-
-def run_verify(session: Session, claim: Claim, settings: Settings) -> VerifyResult:
-    task = claim.task
-    return verify.run_verify(
-        task.verify or "false",
-        cwd=session.root,
-        env=dict(session.child_env),
-        timeout=task.timeout or settings.verify_timeout,
-        log=session.tick_log(),
-    )

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from memento_gh import files, gitindex
+from memento_gh import files
+from memento_gh.engine import wall
 from memento_gh.engine.agents import process
 from memento_gh.engine.tick.session import RUN_TAG, Session
 from memento_gh.errors import UserError
@@ -72,11 +73,8 @@ def recover_dead_tick(session: Session, marker: RunningMarker, branch: Recovers)
         groups = process.stop_tagged(RUN_TAG, tag)
         if groups:
             session.say(f"Stopped {len(groups)} process group(s) the dead tick left running")
-    # The index the dead tick's agent found died with it: the one it left may hide files
-    # from git (flags, forged entries), so git reads every file again from a fresh one.
-    head = session.workspace.quick_head()
-    if head is not None:
-        gitindex.rebuild(session.root, head)
+    # The index the dead tick's agent found died with it: the one it left may hide files.
+    wall.fresh_index(session.workspace)
     report = session.workspace.rollback(session.keep, label="dead-tick")
     branch.recover(found, report)
     marker.clear()

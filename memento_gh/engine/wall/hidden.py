@@ -4,9 +4,10 @@ Two checks, neither of which takes git's index at its word:
 
 - the index: ``gitindex.KeptIndex`` puts back the index from before the agent, so no flag
   the agent set and no entry it forged survives it; a flag it set is a violation;
-- the task's own files, its ``guard_files`` and ``context_files``: the index put back may
-  still hide them from git (a flag the user set, file data git trusts without reading the
-  file when the repository's configuration says so, a git to come). So their stat data is
+- the files the wall watches (a task's ``guard_files`` and ``context_files``; for the
+  architect, which may change none, every file): the index put back may still hide them
+  from git (a flag the user set, file data git trusts without reading the file when the
+  repository's configuration says so, a git to come). So their stat data is
   taken before the agent and again after it (a write moves the change time, which no process
   can set back); a file whose data moved while git lists no change to it is compared with
   its blob in HEAD. When they differ, its index entry is made afresh: git reads the file,
@@ -20,23 +21,37 @@ import stat
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from memento_gh import gitindex
 from memento_gh.changes import FileChange
 from memento_gh.engine.globs import first_match, literal_prefix
+from memento_gh.engine.wall.gitindex import (
+    ASSUME_UNCHANGED,
+    SKIP_WORKTREE,
+    IndexReport,
+    blobs,
+    file_stamp,
+    refresh,
+    same_as,
+)
 
 #: A file's stat data, by repository path.
 Stamps = Mapping[str, tuple[int, ...]]
 _SHOWN = 5  # paths a message names before it counts the rest
 
 
-def stamp_files(root: Path, patterns: Sequence[str], skip: Callable[[str], bool]) -> Stamps:
-    """The stat data of every file and link that ``patterns`` match (``.git`` folders and
-    the paths ``skip`` says aside), found below each pattern's literal prefix only."""
+def stamp_files(
+    root: Path,
+    patterns: Sequence[str],
+    skip: Callable[[str], bool],
+    ignored: Collection[str] = (),
+) -> Stamps:
+    """The stat data of every file and link that ``patterns`` match (``.git`` folders, the
+    paths ``skip`` says aside and the folders of ``ignored`` left out: git ignores them as a
+    whole, so they hold no tracked file), found below each pattern's literal prefix only."""
     stamps: dict[str, tuple[int, ...]] = {}
     for start in _starts(patterns):
-        for path, found in _below(root, start):
+        for path, found in _below(root, start, frozenset(ignored)):
             if not skip(path) and first_match(patterns, path) is not None:
-                stamps[path] = gitindex.file_stamp(found)
+                stamps[path] = file_stamp(found)
     return stamps
 
 
@@ -49,11 +64,9 @@ def expose(root: Path, stamps: Stamps, head: str | None, listed: Collection[str]
     ]
     if not moved or head is None:
         return set()
-    committed = gitindex.blobs(root, head, moved)
-    differ = {
-        path: blob for path, blob in committed.items() if not gitindex.same_as(root / path, blob)
-    }
-    gitindex.refresh(root, differ)
+    committed = blobs(root, head, moved)
+    differ = {path: blob for path, blob in committed.items() if not same_as(root / path, blob)}
+    refresh(root, differ)
     return set(differ)
 
 
@@ -68,10 +81,10 @@ def hidden_messages(exposed: Collection[str], changes: Iterable[FileChange]) -> 
     ]
 
 
-def index_messages(report: gitindex.IndexReport) -> list[str]:
+def index_messages(report: IndexReport) -> list[str]:
     """The violations in what the agent did to git's index (which memento put back)."""
     messages = []
-    for flag in (gitindex.SKIP_WORKTREE, gitindex.ASSUME_UNCHANGED):
+    for flag in (SKIP_WORKTREE, ASSUME_UNCHANGED):
         paths = sorted(path for kind, path in report.flags if kind == flag)
         if paths:
             messages.append(
@@ -95,8 +108,9 @@ def _starts(patterns: Sequence[str]) -> list[str]:
     return chosen
 
 
-def _below(root: Path, start: str) -> Iterator[tuple[str, os.stat_result]]:
-    """Every file and link at or below ``start``; links are not followed, ``.git`` skipped."""
+def _below(root: Path, start: str, ignored: frozenset[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """Every file and link at or below ``start``; links are not followed, ``.git`` and the
+    ``ignored`` folders skipped."""
     try:
         found = os.lstat(root / start)
     except OSError:
@@ -113,7 +127,7 @@ def _below(root: Path, start: str) -> Iterator[tuple[str, os.stat_result]]:
             continue
         for entry in entries:
             path = f"{folder}/{entry.name}" if folder else entry.name
-            if entry.name == ".git":
+            if entry.name == ".git" or path in ignored:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 folders.append(path)
@@ -126,7 +140,7 @@ def _below(root: Path, start: str) -> Iterator[tuple[str, os.stat_result]]:
 
 def _moved(root: Path, path: str, stamp: tuple[int, ...]) -> bool:
     try:
-        return gitindex.file_stamp(os.lstat(root / path)) != stamp
+        return file_stamp(os.lstat(root / path)) != stamp
     except OSError:
         return True  # gone
 

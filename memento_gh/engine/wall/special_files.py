@@ -7,11 +7,11 @@ among untracked files, so memento walks the tree itself.
 The walk skips the folders git ignores as a whole (nothing there is committed, and memento
 reads nothing there without checking it) and follows no link. In ``.git`` it covers what
 memento's own git opens on every call (``config``, ``HEAD``, ``index``, the hooks, ``info/``,
-the refs and their logs): a FIFO there would block git itself. Not ``objects/``. It runs before the
-agent, so that what a person put there (a socket of a dev server, a link to /etc that is
-tracked) is not the agent's, and after it. The walk after is cheap: a folder whose inode and
-change time (``ctime``, which no process can set back) are as before has the same entries,
-so only folders that changed are listed again.
+the refs and their logs): a FIFO there would block git itself. Not ``objects/``. It runs
+before the agent, so that what a person put there (a socket of a dev server, a link to /etc
+that is tracked) is not the agent's, and after the agent and after verify. The walk after is
+cheap: a folder whose inode and change time (``ctime``, which no process can set back) are
+as before has the same entries, so only folders that changed are listed again.
 """
 
 from __future__ import annotations

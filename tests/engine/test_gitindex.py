@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh import gitindex
-from memento_gh.gitindex import ASSUME_UNCHANGED, SKIP_WORKTREE, Blob, KeptIndex
+from memento_gh.engine.wall import gitindex
+from memento_gh.engine.wall.gitindex import ASSUME_UNCHANGED, SKIP_WORKTREE, Blob, KeptIndex
 from memento_gh.workspace import Workspace
 from testing.repos import commit_all, git, init_repo, write
 

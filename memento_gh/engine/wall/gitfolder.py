@@ -1,12 +1,13 @@
 """The git folder as an agent must leave it: git's configuration, hooks and ``info/`` files,
 every ref and where HEAD points, and the ``.git`` entry of the work tree itself.
 
-A tick takes a ``Snapshot`` before the agent runs and ``restore``s it after, before git runs
-again: what the agent wrote there (a push URL, a filter, a hook, a forged branch, a tag, a
-checkout of another branch) is put back byte for byte and named, for the attempt to fail
-with. Files, not git commands: git itself must not run on a folder the agent rewrote, and
-the refs' files (loose, ``packed-refs``, ``reftable/``) put back are the refs as they were,
-however git stores them. Nothing here starts a process.
+The wall (``engine/wall``) takes a ``Snapshot`` before the agent runs and ``restore``s it
+after the agent and after verify, before git runs again: what was written there (a push URL,
+a filter, a hook, a forged branch, a tag, a checkout of another branch) is put back byte for
+byte and named, for the attempt to fail with. Files, not git commands: git itself must not
+run on a folder the agent rewrote, and the refs' files (loose, ``packed-refs``,
+``reftable/``) put back are the refs as they were, however git stores them. Nothing here
+starts a process.
 """
 
 from __future__ import annotations
