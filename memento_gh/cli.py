@@ -595,8 +595,9 @@ def _redacted_output() -> Iterator[None]:
     output line in a failure, a value quoted in an error. Under cron that output is
     ``logs/cron.log``, which nothing else redacts. (memento's own subprocesses never write
     to these streams: git's and the agent's output is captured.)"""
-    from memento_gh.output import RunnerText, on_runner
+    from memento_gh.output import on_runner
     from memento_gh.redact import RedactingText, Redactor
+    from memento_gh.runner_text import RunnerText
 
     redactor = Redactor.from_environ(os.environ)
     kept = sys.stdout, sys.stderr

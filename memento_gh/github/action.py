@@ -20,8 +20,8 @@ from memento_gh.github.branch_run import ShareBranch, share_branch
 from memento_gh.github.reporting import Report, finish
 from memento_gh.github.run_context import run_context, tick_agent, without_tokens
 from memento_gh.github.settings import Settings, read_settings
-from memento_gh.output import runner_say
 from memento_gh.redact import Redactor
+from memento_gh.runner_text import runner_say
 
 if TYPE_CHECKING:
     from memento_gh.github.sync import GitHub

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from memento_gh.github import render
-from memento_gh.output import WorkflowCommand
 from memento_gh.plan.model import Plan
 from memento_gh.plan.spend import Spend
+from memento_gh.runner_text import WorkflowCommand
 
 _ANNOTATION_LEVELS = ("debug", "notice", "warning", "error")
 

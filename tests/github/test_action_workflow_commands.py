@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_gh.output import WorkflowCommand, inert
+from memento_gh.runner_text import WorkflowCommand, inert
 from testing.action_runs import ActionProject
 from testing.agents import Action, hostile_command, hostile_env
 from testing.cli import run_memento
