@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/bench_tick.py [--rounds N] [--python PATH]
 
-A tick here runs a no-op agent (`true`) on a task whose verify is `true`, so what is
-measured is memento's own work: start-up, reading and validating the plan, the claim, the
+A tick here runs a no-op agent (`true`) on a task whose verify is `true` and that needs no
+change (`needs_change: false`: else a run that changes nothing fails), so what is measured
+is memento's own work: start-up, reading and validating the plan, the claim, the
 guards, the bookkeeping and one git commit. The baseline is what any tick must pay at
 least: a bare `python -c pass` plus one `git commit`, measured in the same rounds. After
 each tick the repository is reset to its first commit (not timed), so every round runs
@@ -52,7 +53,7 @@ def plan_text(tasks: int, counters: bool = True) -> str:
             parts.append(
                 f"- [ ] `T-{number}` [MODULE:core] Step {number}\n"
                 f"  - verify: `true`\n  - context_files: [src/step_{number}.py]\n"
-                "  - estimate: 1min\n  - retries: 0\n\n"
+                "  - needs_change: false\n  - estimate: 1min\n  - retries: 0\n\n"
             )
     return "".join(parts)
 

@@ -15,7 +15,7 @@ from memento_gh import __version__
 from memento_gh.crash import crash_message
 from memento_gh.durations import parse_duration
 from memento_gh.errors import UserError
-from memento_gh.layout import Layout
+from memento_gh.layout import Layout, find_root
 
 #: What ``--every`` takes, shown with a mistake.
 INTERVAL_EXAMPLES = "30s, 5m, 1h or 1.5s (0s runs ticks back to back)"
@@ -38,9 +38,17 @@ class Command(NamedTuple):
 
 
 def _init_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        help="the repository (default: ., when it is the top of its git repository)",
+    )
     parser.add_argument("--name", help="project name for the templates (default: folder name)")
-    parser.add_argument("--force", action="store_true", help="overwrite files that exist")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite files that exist; write into a subfolder of a git repository",
+    )
     parser.add_argument(
         "--workers",
         default="1",
@@ -67,6 +75,12 @@ def _validate_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also warn where a pending task's verify program is found on PATH inside "
         "memento's own environment, or not at all (verify runs with memento's PATH)",
+    )
+    parser.add_argument(
+        "--run-verify",
+        action="store_true",
+        help="also run each pending or blocked task's verify here, and warn where it passes "
+        "already: such a verify cannot tell the task done from not done",
     )
 
 
@@ -134,8 +148,9 @@ def _schedule_options(parser: argparse.ArgumentParser) -> None:
     )
     _tick_options(install)
     remove = actions.add_parser(
-        "remove",
-        help="take the line out of the crontab",
+        "uninstall",
+        aliases=["remove"],
+        help="take the line out of the crontab (as `hook uninstall` takes the hook out)",
         description="Take this repository's line out of the crontab; other lines stay as they are.",
     )
     show = actions.add_parser(
@@ -540,7 +555,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise AssertionError(f"the command {args.command!r} has a parser but no entry")
     _check_folder(args.directory)
     run: Callable[[argparse.Namespace, Layout], int] = importlib.import_module(command.module).run
-    return run(args, Layout(args.directory, args.plan_dir))
+    # From a subfolder, as git does; init and demo write where they are told.
+    here = command.name in ("init", "demo")
+    root = args.directory if here else find_root(args.directory, args.plan_dir)
+    return run(args, Layout(root, args.plan_dir))
 
 
 def _check_folder(directory: Path) -> None:

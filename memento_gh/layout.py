@@ -71,6 +71,29 @@ class Layout(NamedTuple):
         return self.root / ".memento_alert"
 
 
+def find_root(start: Path, plan_dir: str) -> Path:
+    """The folder a command works in when started in ``start``: ``start`` itself when it
+    holds a plan or is a repository's top, else the top of the git repository around it (a
+    ``.git`` folder or file, looked for upwards as git does), else ``start``. So ``memento
+    status`` in ``src/`` reads the plan at the repository's root."""
+    try:
+        if (start / plan_dir / PLAN_NAME).exists() or (start / ".git").exists():
+            return start
+    except OSError:  # a name too long for the file system: the command says so
+        return start
+    top = repository_top(start)
+    return start if top is None else top
+
+
+def repository_top(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that holds ``.git``; None outside any."""
+    try:
+        folder = start.resolve()
+    except OSError:
+        return None
+    return next((each for each in (folder, *folder.parents) if (each / ".git").exists()), None)
+
+
 def display(path: Path) -> str:
     """A path as messages show it: relative to the current directory when it is inside it."""
     try:

@@ -17,7 +17,7 @@ from datetime import date, datetime
 from importlib import resources
 from pathlib import PurePosixPath
 
-from memento_gh import __version__
+from memento_gh import __version__, workflow_steps
 from memento_gh.layout import (
     MAP_NAME,
     NOTES_NAME,
@@ -29,7 +29,7 @@ from memento_gh.plan.meta import META_KEYS
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.validate import counted
 
-ACTION_REF = "memento-gh/memento-gh@v1"
+ACTION_REF = f"{workflow_steps.ACTION_REPOSITORY}@{workflow_steps.RELEASE_TAG}"
 HOOKS_REPO = "https://github.com/memento-gh/memento-gh"
 HOOKS_REV = f"v{__version__}"
 
@@ -83,6 +83,7 @@ META_DEFAULTS: Mapping[str, str] = {
     "retry_model": "none",
     "redact_logs": "true",
     "architect": "off",
+    "verify_first": "false",
 }
 
 _PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
@@ -193,13 +194,22 @@ def memory_scaffold(plan_dir: str, plan: str, now: datetime) -> dict[str, str]:
     return {(docs / STATE_NAME).as_posix(): state, **lessons}
 
 
-def support_scaffold(plan_dir: str, workers: int = 1) -> dict[str, str]:
+def support_scaffold(
+    plan_dir: str,
+    workers: int = 1,
+    *,
+    project: workflow_steps.Files | None = None,
+    direct_url: str | None = None,
+) -> dict[str, str]:
     """The files outside the plan folder: worker prompt, ignore lists, workflow (a matrix of
-    ``workers`` jobs sharing the branch when ``workers`` > 1)."""
+    ``workers`` jobs sharing the branch when ``workers`` > 1). The workflow's set-up steps
+    come from the ``project``'s files (``workflow_steps.PROJECT_FILES``; None: a placeholder),
+    its action from where this memento was installed from (``direct_url``)."""
     words = {
         **plan_paths(plan_dir),
         **worker_words(workers),
-        "ACTION_REF": ACTION_REF,
+        "SETUP": workflow_steps.setup_steps(project or {}),
+        "ACTION_USES": workflow_steps.action_uses(direct_url),
         "PLAN_DIR_YAML": json.dumps(PurePosixPath(plan_dir).as_posix()),
     }
     targets = {
@@ -212,6 +222,73 @@ def support_scaffold(plan_dir: str, workers: int = 1) -> dict[str, str]:
         target: fill(choose_lines(template(source), workers), words)
         for target, source in targets.items()
     }
+
+
+#: The files that say what a project ships or publishes (``shipped_by`` reads them).
+SHIPPING_FILES = ("MANIFEST.in", "package.json", "mkdocs.yml")
+JEKYLL_CONFIG = "_config.yml"  # a GitHub Pages site in the folder itself
+
+
+def shipped_by(found: Mapping[str, str], plan_dir: str) -> str | None:
+    """Where the project ships or publishes the plan folder, so that the plan, the status
+    log, the notes and the lessons would go out with it: ``file:line (what it says)``, or
+    None. ``found``: the texts of ``SHIPPING_FILES`` and of ``<plan_dir>/_config.yml``."""
+    folder = PurePosixPath(plan_dir).as_posix()
+    for reader in (_manifest_ships, _npm_ships, _site_publishes):
+        said = reader(found, folder)
+        if said:
+            return said
+    return None
+
+
+def _within(folder: str, outer: str) -> bool:
+    outer = outer.strip("/") or "."
+    return outer in (".", folder) or folder.startswith(outer + "/")
+
+
+def _manifest_ships(found: Mapping[str, str], folder: str) -> str | None:
+    """MANIFEST.in's last command about the folder's Markdown files: it ships them (graft,
+    recursive-include, global-include) or leaves them out (prune)."""
+    import fnmatch
+
+    shipping: str | None = None
+    for number, line in enumerate(found.get("MANIFEST.in", "").splitlines(), 1):
+        command, *words = line.split("#", 1)[0].split() or [""]
+        if not words:
+            continue
+        markdown = any(fnmatch.fnmatch("NOTES.md", pattern) for pattern in words)
+        ships = (
+            (command == "graft" and _within(folder, words[0]))
+            or (command == "recursive-include" and _within(folder, words[0]) and markdown)
+            or (command == "global-include" and markdown)
+        )
+        if ships:
+            shipping = f"MANIFEST.in:{number} ships it in the sdist ({line.strip()})"
+        elif command == "prune" and _within(folder, words[0]):
+            shipping = None
+    return shipping
+
+
+def _npm_ships(found: Mapping[str, str], folder: str) -> str | None:
+    try:
+        package = json.loads(found.get("package.json", "") or "{}")
+    except ValueError:
+        return None
+    listed = package.get("files") if isinstance(package, dict) else None
+    for entry in listed if isinstance(listed, list) else ():
+        if isinstance(entry, str) and _within(folder, entry.rstrip("*").rstrip("/")):
+            return f"package.json's files ships it in the npm package ({entry!r})"
+    return None
+
+
+def _site_publishes(found: Mapping[str, str], folder: str) -> str | None:
+    if "mkdocs.yml" in found:
+        docs_dir = re.search(r"^docs_dir:\s*['\"]?([^'\"\s#]+)", found["mkdocs.yml"], re.MULTILINE)
+        if _within(folder, docs_dir.group(1) if docs_dir else "docs"):
+            return "mkdocs.yml publishes every Markdown file of it on the project's site"
+    if JEKYLL_CONFIG in found:
+        return f"{folder}/{JEKYLL_CONFIG} makes it a GitHub Pages site that publishes it"
+    return None
 
 
 def pre_commit_config() -> str:

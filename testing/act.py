@@ -23,9 +23,11 @@ How act runs here:
   is, e.g. a local bare repository) and files its ``.gitignore`` names left out. The copy
   is of the working tree as it is, committed or not, whatever ref the event names.
 - No other action can be fetched. Each remote ``uses:`` is served from a local folder with
-  ``--local-repository owner/repo@ref=DIR``: ``memento-gh/memento-gh@v1`` (the reference
-  ``memento init`` writes) from a copy of this checkout's action, ``actions`` given by the
-  caller from their folders, and every other one from a stub that fails when it runs. act
+  ``--local-repository owner/repo@ref=DIR``: ``memento-gh/memento-gh`` at any ref (the tag or
+  the commit ``memento init`` writes) from a copy of this checkout's action, ``actions`` given
+  by the caller from their folders, ``actions/upload-artifact``, ``actions/cache`` and
+  ``actions/setup-python`` from stand-ins under ``testing/actions`` (each says what it does
+  of what the real one does), and every other one from a stub that fails when it runs. act
   needs that last one even for steps that never run: it reads the ``action.yml`` of every
   step of a composite action before it evaluates the step's ``if:`` (the action's
   ``actions/setup-python`` step, skipped without ``python-version``, is such a step).
@@ -63,9 +65,12 @@ PROJECT = Path(__file__).resolve().parents[1]
 STAND_INS = {
     "actions/upload-artifact": PROJECT / "testing" / "actions" / "upload-artifact",
     "actions/cache": PROJECT / "testing" / "actions" / "cache",
+    "actions/setup-python": PROJECT / "testing" / "actions" / "setup-python",
 }
-#: What ``memento init`` writes as the workflow's ``uses:`` for the action.
-ACTION_REF = "memento-gh/memento-gh@v1"
+#: The action's repository: ``memento init`` names it by a commit or by the release tag.
+ACTION_REPOSITORY = "memento-gh/memento-gh"
+#: What ``memento init`` writes as the workflow's ``uses:`` for the action, without a commit.
+ACTION_REF = f"{ACTION_REPOSITORY}@v1"
 #: The files of this checkout that make up the action: action.yml, what pip needs to build
 #: the package, and the problem matcher.
 ACTION_FILES = (
@@ -205,7 +210,7 @@ def run_workflow(
         given_env = {
             "GITHUB_REPOSITORY": repository,
             "GITHUB_REPOSITORY_OWNER": repository.split("/", maxsplit=1)[0],
-            **(pip_offline() if ACTION_REF in local else {}),
+            **(pip_offline() if any(map(_is_memento, local)) else {}),
             "ACT_CACHE_STORE": str(caches or folder / "caches"),
             **(env or {}),
         }
@@ -264,7 +269,7 @@ def local_actions(
             if key not in local:
                 local[key] = (
                     staged_action()
-                    if key == ACTION_REF
+                    if _is_memento(key)
                     else stand_in or _missing_action(stubs / key.replace("/", "_"), uses, subpath)
                 )
             pending += [local[key] / subpath / name for name in ("action.yml", "action.yaml")]
@@ -319,14 +324,23 @@ def stage_action(target: Path) -> None:
 @functools.cache
 def wheelhouse() -> Path:
     """Wheels of the package's dependencies, of its build backend and of uv (which the
-    action installs when the runner has none), for an offline pip and uv."""
+    action installs when the runner has none), for an offline pip and uv; and pytest's,
+    for a project's set-up step that installs it (``testing/cachelike.py``)."""
     target = _temporary_folder("memento-wheels-")
     source = _temporary_folder("memento-build-")
     stage_action(source)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
     for args in (
         ["wheel", "--wheel-dir", str(target), str(source)],
-        ["download", "--dest", str(target), "--only-binary=:all:", "setuptools>=77", "uv"],
+        [
+            "download",
+            "--dest",
+            str(target),
+            "--only-binary=:all:",
+            "setuptools>=77",
+            "uv",
+            "pytest",
+        ],
     ):
         done = subprocess.run(
             [*pip, *args], capture_output=True, text=True, check=False, timeout=600
@@ -420,6 +434,11 @@ def _artifact_server(folder: Path) -> list[str]:
 
 def _pairs(flag: str, values: Mapping[str, str]) -> list[str]:
     return [item for key, value in values.items() for item in (flag, f"{key}={value}")]
+
+
+def _is_memento(key: str) -> bool:
+    """``memento-gh/memento-gh@<tag or commit>``: this checkout's action, whatever the ref."""
+    return key.split("@", 1)[0] == ACTION_REPOSITORY
 
 
 def _split_uses(uses: str) -> tuple[str, str]:

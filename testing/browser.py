@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -141,10 +141,16 @@ class Dashboard:
         self.stop()
 
 
-def start_dashboard(root: Path, *args: str, env: Mapping[str, str] | None = None) -> Dashboard:
-    """``memento -C root dashboard --port 0 ARGS`` in a subprocess, once it listens."""
+def start_dashboard(
+    root: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    memento: Sequence[str] = (sys.executable, "-m", "memento_gh"),
+) -> Dashboard:
+    """``memento -C root dashboard --port 0 ARGS`` in a subprocess, once it listens;
+    ``memento``: the command line that starts memento (default: this checkout's)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "memento_gh", "-C", str(root), "dashboard", "--port", "0", *args],
+        [*memento, "-C", str(root), "dashboard", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -159,7 +159,9 @@ def test_the_tick_log_tells_the_whole_story(demo: Run) -> None:
     blocked = [entry for entry in entries(demo.folder) if entry.outcome == "blocked"]
     assert [entry.task_id for entry in blocked] == ["T-201"]
     assert blocked[0].escalation
-    assert "No module named 'calc.cli'" in (blocked[0].verify_head or "")
+    # The worker asked for a note and changed nothing: no verify could prove that done.
+    assert "the agent changed nothing" in (blocked[0].error_analysis or "")
+    assert blocked[0].exit_code is None
 
 
 def test_all_tasks_complete_is_written_once_at_the_end(demo: Run) -> None:
@@ -241,7 +243,7 @@ def test_the_output_shows_each_step_as_it_happens(demo: Run) -> None:
         "tests/test_multiply.py is a guard file of T-103",
         "worker: added multiply(a, b) and tidied tests/test_multiply.py",
         "Tick #007: T-201",
-        "  blocked: verify exited with code 1",
+        "  blocked: the agent changed nothing",
         "T-201 is [!] after 2 attempts",
         "$ memento note --task T-201 ",
         "note for T-201 added (committed ",

@@ -109,7 +109,7 @@ def run_rounds(
     keep = _keep_patterns(layout)
     if not workspace.is_clean(keep):
         raise UserError(
-            "the work tree has uncommitted changes; commit or stash them first (the "
+            "the work tree has uncommitted changes; commit them or `git stash -u` them first (the "
             "architect's run is checked against HEAD, and anything it changes is undone)"
         )
     _refuse_tracked_proposal(workspace)

@@ -4,24 +4,29 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from memento_gh import files
+from memento_gh import files, workflow_steps
 from memento_gh.errors import UserError
 from memento_gh.layout import (
     PLAN_NAME,
     Layout,
     display,
+    repository_top,
 )
 from memento_gh.output import commented
 from memento_gh.scaffold import (
     GITIGNORE,
+    JEKYLL_CONFIG,
     LOGS,
     MAX_WORKERS,
     PRE_COMMIT_CONFIG,
+    SHIPPING_FILES,
+    WORKFLOW,
     gitignore_with_ours,
     has_memento_hooks,
     memory_scaffold,
@@ -29,6 +34,7 @@ from memento_gh.scaffold import (
     plan_scaffold,
     pre_commit_config,
     pre_commit_snippet,
+    shipped_by,
     support_scaffold,
 )
 
@@ -76,6 +82,10 @@ def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
             "pre-commit install",
             f"check the plan files before every commit (no pre-commit? `{command} hook install`)",
         ),
+        (
+            f"read the set-up steps of {WORKFLOW}: on GitHub, verify runs with what they install",
+            "",
+        ),
         ('git add -A && git commit -m "Add memento"', ""),
         (
             "add the secret ANTHROPIC_API_KEY to the repository (Settings → Secrets and "
@@ -91,12 +101,17 @@ def next_steps(command: str, plan_dir: str, in_git: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace, layout: Layout) -> int:
-    target = layout.root / args.path
+    target = layout.root / (args.path or ".")
     plan_dir = check_plan_dir(layout.plan_dir)
+    if args.path is None and not args.force:
+        refuse_subfolder(target, plan_dir)
     workers = check_workers(args.workers)
     _make_folder(target)
+    if not args.force:
+        refuse_shipped_folder(target, plan_dir)
     name = check_name(args.name if args.name is not None else _default_name(target))
-    support = support_scaffold(plan_dir, workers)
+    project = read_project_files(target, workflow_steps.PROJECT_FILES)
+    support = support_scaffold(plan_dir, workers, project=project, direct_url=installed_from())
     scaffold = {**plan_scaffold(name, date.today(), plan_dir, workers), **support}
     plan = _plan_kept(target, plan_dir, scaffold, args.force)
     scaffold.update(memory_scaffold(plan_dir, plan, datetime.now(timezone.utc)))
@@ -113,6 +128,69 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     print("\nNext steps:")
     print("\n".join(next_steps(_command(target, plan_dir), plan_dir, _in_git(target))))
     return 0
+
+
+def refuse_subfolder(target: Path, plan_dir: str) -> None:
+    """``init`` with no folder named, in a subfolder of a git repository: every other command
+    would look for the plan at the repository's top, and GitHub reads workflows only there."""
+    top = repository_top(target)
+    if top is None or top == target.resolve():
+        return
+    inside = target.resolve().relative_to(top).as_posix()
+    up = shlex.quote(os.path.relpath(top))
+    raise UserError(
+        f"{inside}/ is a subfolder of the git repository {top}: init would "
+        f"write {plan_paths(plan_dir)['PLAN']} and {WORKFLOW} into {inside}/, where the other "
+        "commands do not look for them and GitHub runs no workflow; run `memento -C "
+        f"{up} init` to set up the repository's top, or name the folder (`memento init .`) "
+        "or pass --force to write here"
+    )
+
+
+def refuse_shipped_folder(target: Path, plan_dir: str) -> None:
+    """A plan folder the project ships or publishes (cachetools' ``recursive-include docs
+    *``) would put the plan, the status log, the notes and the lessons in its package or on
+    its site: init proposes a folder of their own."""
+    names = (*SHIPPING_FILES, f"{plan_dir}/{JEKYLL_CONFIG}")
+    found = read_project_files(target, names)
+    if f"{plan_dir}/{JEKYLL_CONFIG}" in found:
+        found[JEKYLL_CONFIG] = found[f"{plan_dir}/{JEKYLL_CONFIG}"]
+    where = shipped_by(found, plan_dir)
+    if where is None:
+        return
+    raise UserError(
+        f"{plan_dir}/ is where memento would keep the plan, the status log, the notes and the "
+        f"lessons, and {where}: they would go out with the project; give them a folder of "
+        "their own, one the project does not ship (`memento --plan-dir plan init`), or pass "
+        f"--force to write them into {plan_dir}/ anyway"
+    )
+
+
+def read_project_files(target: Path, names: Sequence[str]) -> dict[str, str]:
+    """The texts of the files of ``names`` that the project has ("" for a folder, or a file
+    that does not read as text)."""
+    found: dict[str, str] = {}
+    for name in names:
+        path = target / name
+        if path.is_dir():
+            found[name] = ""
+        elif path.is_file():
+            try:
+                found[name] = files.read_optional(path) or ""
+            except UserError:
+                found[name] = ""
+    return found
+
+
+def installed_from() -> str | None:
+    """pip's record of where this memento was installed from (``direct_url.json``, PEP
+    610), if it kept one."""
+    from importlib import metadata
+
+    try:
+        return metadata.distribution("memento-gh").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def write_file(root: Path, relative: str, text: str, force: bool) -> str:

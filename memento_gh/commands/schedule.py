@@ -13,7 +13,14 @@ from pathlib import Path
 
 from memento_gh.commands.tick_options import tick_words
 from memento_gh.cron import line as crontab
-from memento_gh.cron.table import Crontab, crontab_for, repo_marker
+from memento_gh.cron.table import (
+    Crontab,
+    UserCrontab,
+    cron_daemon_running,
+    crontab_for,
+    repo_marker,
+)
+from memento_gh.engine.agents.check import AgentConfigError
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, display
 
@@ -22,7 +29,7 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     table = crontab_for(args.crontab)
     if args.action == "install":
         return install(args, layout, table)
-    if args.action == "remove":
+    if args.action in ("uninstall", "remove"):  # remove: the name it had first
         return remove(layout, table)
     return show(layout, table)
 
@@ -34,7 +41,9 @@ def install(args: argparse.Namespace, layout: Layout, table: Crontab) -> int:
     done = "updated" if crontab.find_line(text, mark) is not None else "installed"
     table.write(crontab.install_line(text, line, mark))
     print(f"memento schedule: {done} in {table.name}:\n{line}")
-    print(_next_line(crontab.schedule_of(line)))
+    # Only the user's own crontab is known to be read by this machine's cron.
+    idle = isinstance(table, UserCrontab) and cron_daemon_running() is False
+    print(NO_DAEMON if idle else _next_line(crontab.schedule_of(line)))
     print(
         f"Ticks log to {display(layout.logs / 'cron.log')}. cron starts them with a minimal "
         "environment: make the agent's API key available to it (a KEY=value line in the "
@@ -43,13 +52,23 @@ def install(args: argparse.Namespace, layout: Layout, table: Crontab) -> int:
     return 0
 
 
+NO_DAEMON = (
+    "next tick: none while no cron daemon runs on this machine (no cron or crond process "
+    "is running): start it (e.g. `sudo service cron start`), or keep `memento run --every "
+    "5m` running in the foreground instead"
+)
+
+
 def line_for(args: argparse.Namespace, layout: Layout) -> str:
     """The crontab line ``install`` asks for, its interval and tick options checked."""
     from memento_gh.commands.tick import tick_config
 
-    # A mistake in the tick options shows now, not in cron's mail. The agent's program is
-    # looked for when cron runs the line (with the PATH the line carries), not here.
-    tick_config(args, layout, find_program=False)
+    # A mistake in the tick options shows now, not in cron's mail; and the agent's program
+    # is looked for on this PATH, the one the line carries.
+    try:
+        tick_config(args, layout)
+    except AgentConfigError as error:
+        raise AgentConfigError(f"{error} (the crontab line runs with this shell's PATH)") from None
     argv = [*memento_argv(), "--plan-dir", args.plan_dir, "tick", *tick_words(args)]
     try:
         expression = crontab.cron_expression(args.every)

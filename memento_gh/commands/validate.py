@@ -24,7 +24,7 @@ from memento_gh.layout import (
 )
 from memento_gh.output import paint, wants_color
 from memento_gh.plan import editor
-from memento_gh.plan.model import ERROR, WARNING, Problem
+from memento_gh.plan.model import BLOCKED, ERROR, PENDING, WARNING, Problem
 from memento_gh.plan.scanner import parse
 from memento_gh.plan.validate import counted, parse_once
 
@@ -135,6 +135,8 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     problems = [problem for path in paths for problem in check_file(path, read, missing)]
     if args.check_verify:
         problems += verify_path_problems(paths, read, layout.root)
+    if args.run_verify:
+        problems += passing_verify_problems(paths, read, layout.root)
     return report(problems)
 
 
@@ -150,6 +152,35 @@ def verify_path_problems(paths: Sequence[Path], read: Reader, root: Path) -> lis
             found += [
                 problem.at(display(path)) for problem in path_problems(parse_once(text), root)
             ]
+    return found
+
+
+def passing_verify_problems(paths: Sequence[Path], read: Reader, root: Path) -> list[Problem]:
+    """``--run-verify``: each pending or blocked task's verify, run now in ``root``; a
+    warning where it passes already, since then it cannot tell the task done from not done."""
+    import os
+
+    from memento_gh.engine.agents.verify import run_verify
+
+    found = []
+    for path in paths:
+        text = _read_sibling(read, path) if path.name == PLAN_NAME else None
+        if text is None:
+            continue
+        plan = parse_once(text)
+        for task in plan.tasks:
+            command = task.verify
+            if task.marker not in (PENDING, BLOCKED) or not task.needs_change or command is None:
+                continue
+            timeout = task.timeout or plan.settings.verify_timeout
+            if run_verify(command, cwd=root, env=os.environ, timeout=timeout).passed:
+                line = task.fields["verify"].line + 1
+                message = (
+                    f"{task.id} verify passes before any agent ran, so it cannot tell the task "
+                    "done from not done; make it fail until the task is done (a test of what "
+                    "the task adds)"
+                )
+                found.append(Problem(line, WARNING, message, display(path)))
     return found
 
 

@@ -51,10 +51,18 @@ def plan_edits(plan: Plan, control: Control) -> list[editor.Edit]:
         return [editor.approve_review(plan, gate)]
     task = editor.require_task(plan, control.task or "")
     if control.action == "retry":
-        if task.marker in (DONE, RUNNING):
-            state = "done" if task.marker == DONE else "running"
+        if task.marker == DONE:
             raise UserError(
-                f"{task.id} is {state}; only a pending, blocked or skipped task can be retried"
+                f"{task.id} is done; only a pending, blocked or skipped task can be retried. "
+                f"To run it again, reopen it: change its `[x]` to `[ ]` at line "
+                f"{task.line + 1} of the plan, then `memento validate --fix` (the counters) "
+                "and commit"
+            )
+        if task.marker == RUNNING:
+            raise UserError(
+                f"{task.id} is running; only a pending, blocked or skipped task can be "
+                "retried: wait for its tick to end (a claim older than stale_lock_timeout "
+                "goes back to [ ] by itself)"
             )
         return [
             editor.set_status(plan, task.id, PENDING),

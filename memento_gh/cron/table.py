@@ -84,6 +84,29 @@ def _said(done: subprocess.CompletedProcess[str]) -> str:
     return " ".join(done.stderr.split()) or f"exit status {done.returncode}"
 
 
+#: The names cron daemons run under: Debian's cron, cronie's, busybox's and dcron's crond,
+#: fcron.
+CRON_DAEMONS = frozenset({"cron", "crond", "fcron"})
+
+
+def cron_daemon_running(proc: Path = Path("/proc")) -> bool | None:
+    """Whether a process of this machine runs a cron daemon (by the name in
+    ``/proc/<pid>/comm``); None when the process table cannot be read (no /proc, as on
+    macOS, where launchd starts cron when a crontab is there)."""
+    try:
+        entries = [entry for entry in proc.iterdir() if entry.name.isdigit()]
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            name = (entry / "comm").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        if name in CRON_DAEMONS:
+            return True
+    return False
+
+
 def crontab_for(chosen: str | None, environ: Mapping[str, str] = os.environ) -> Crontab:
     """The file ``--crontab`` or ``$MEMENTO_CRONTAB`` names, else the user's crontab."""
     path = chosen or environ.get(CRONTAB_VARIABLE)

@@ -86,8 +86,9 @@ def read_plan(layout: Layout) -> Plan:
 
 
 def schedules(layout: Layout) -> list[snapshot.Schedule]:
-    """The cron lines of the memento workflow, if the repository has one."""
-    text = files.read_optional(layout.root / WORKFLOW)
+    """The cron lines of the memento workflow as pushed: GitHub runs a schedule only from
+    the workflow on the remote's default branch, so one that was never pushed has none."""
+    text = pushed_workflow(layout.root)
     if text is None:
         return []
     import yaml
@@ -97,6 +98,16 @@ def schedules(layout: Layout) -> list[snapshot.Schedule]:
     except yaml.YAMLError:
         return []  # `memento validate` and actionlint report a broken workflow; not our page
     return [snapshot.Schedule(WORKFLOW, line) for line in cron.workflow_crons(workflow)]
+
+
+def pushed_workflow(root: Path) -> str | None:
+    """The memento workflow on ``origin``'s default branch (its ``HEAD``, as a clone knows
+    it), else on the branch the current one pushes to; None when neither holds it."""
+    for ref in ("refs/remotes/origin/HEAD", "@{upstream}"):
+        found = _git_output(root, "show", f"{ref}:{WORKFLOW}")
+        if found is not None:
+            return found.decode("utf-8", errors="replace")
+    return None
 
 
 def crontab_schedules(

@@ -196,6 +196,7 @@ def _entry(entry: ParsedEntry) -> dict[str, Any]:
         "summary": _summary(entry),
         "violations": fields.get("Guard Violations"),
         "agent_failure": fields.get("Agent Failure"),
+        "agent_said": fields.get("Agent Said"),
         "tick_died": fields.get("Tick Died"),
         "conflict": fields.get("Conflict"),
         "files": fields.get("Files Modified"),

@@ -75,7 +75,8 @@ class Attempt(NamedTuple):
     tick running the task died (a later tick records it); ``conflict``, on a shared branch,
     the change no longer applies to files another task changed since the claim.
     ``limit``: the agent stopped at its provider's limit and broke no rule: the attempt is
-    deferred, not failed.
+    deferred, not failed. ``unproven``: the run could not prove the task done, however verify
+    ended (``proof.py``).
     ``seen_by_verify`` is the fingerprint of the agent's files when verify started
     (``fingerprint.py``; None: not taken, or nothing to hold the commit to)."""
 
@@ -89,6 +90,7 @@ class Attempt(NamedTuple):
     conflict: str | None = None
     seen_by_verify: Mapping[str, bytes] | None = None
     limit: Limit | None = None
+    unproven: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -102,7 +104,7 @@ class Attempt(NamedTuple):
     def failures(self) -> tuple[str, ...]:
         """Every reason besides verify, one sentence each: how the tick or the agent ended
         first, then the rules the change broke."""
-        ended = (self.tick_died, self.agent_failure, self.conflict)
+        ended = (self.tick_died, self.agent_failure, self.conflict, self.unproven)
         return tuple(reason for reason in ended if reason) + self.violations
 
 

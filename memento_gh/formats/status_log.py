@@ -109,6 +109,9 @@ class TickEntry(NamedTuple):
     escalation: bool = False  # "⚠️ NEEDS ARCHITECT ATTENTION"
     #: the agent exited non-zero or ran past its timeout: how, and the last line it said
     agent_failure: str | None = None
+    #: the last line the agent said in a run that failed otherwise (verify, a guard): often
+    #: what it needs, "Please add a note …"
+    agent_said: str | None = None
     tick_died: str | None = None  # the tick running the task died (a later one records it)
     conflict: str | None = None  # the change no longer applies on a shared branch's new tip
     #: deferred: the agent's words about its provider's limit, and when to try again
@@ -174,9 +177,10 @@ def _later_fields(entry: TickEntry) -> list[tuple[str, str]]:
         ("Try Again", _one_line(entry.try_again or "")),
         ("Tick Died", _one_line(entry.tick_died or "")),
         ("Agent Failure", _one_line(entry.agent_failure or "")),
+        ("Agent Said", _one_line(entry.agent_said or "")),
         ("Conflict", _one_line(entry.conflict or "")),
         ("Guard Violations", "; ".join(_one_line(v) for v in entry.violations)),
-        ("Escalation", ESCALATION if entry.escalation else ""),
+        ("Escalation", escalation(entry.task) if entry.escalation else ""),
         ("Files Modified", _files(entry.files)),
         ("Diff Size", "" if size is None else f"{size} line{'' if size == 1 else 's'}"),
         ("Git Commit", _commit(entry)),
@@ -184,6 +188,17 @@ def _later_fields(entry: TickEntry) -> list[tuple[str, str]]:
         ("Cost", cost_text(entry.cost)),
         ("Log", _one_line(entry.log or "")),
     ]
+
+
+def escalation(task: str) -> str:
+    """The Escalation field of a task (``T-201 [MODULE:auth] …``) blocked ``[!]``: the
+    seed's words, then what a person does about it."""
+    task_id = task.split(maxsplit=1)[0] if task.strip() else "the task"
+    return (
+        f"{ESCALATION}: tell the worker what it needs (`memento note --task {task_id} "
+        f"'…'`, or a comment on the task's issue), then `memento retry {task_id}`; or "
+        f"change the task, or `memento skip {task_id}`"
+    )
 
 
 def render_event(time: datetime, text: str) -> str:

@@ -63,6 +63,9 @@ def _last_run(last: status_log.ParsedEntry | None) -> list[str]:
             "",
             "**Error analysis:** " + render.escape(last.error_analysis, render.ANALYSIS_CHARS),
         ]
+    said = last.fields.get("Agent Said")
+    if said:
+        lines += ["", "**The agent's last words:** " + render.escape(said, render.ANALYSIS_CHARS)]
     modified = last.fields.get("Files Modified")
     if modified:
         lines += ["", "**Files modified:** " + render.escape(modified, render.ANALYSIS_CHARS)]

@@ -47,13 +47,6 @@ def _file_size(raw: str) -> int:
     return value
 
 
-def _switch(raw: str) -> bool:
-    value = raw.strip().lower()
-    if value not in ("true", "false"):
-        raise ValueError(f"{raw.strip()!r} is not true or false")
-    return value == "true"
-
-
 def _text(raw: str) -> str:
     return raw.strip()
 
@@ -102,8 +95,11 @@ _KEYS = (
     MetaKey("spend_total", spend.parse_spend, "what every run cost so far (engine)"),
     MetaKey("spend_day", spend.parse_day, "what the UTC day's runs cost (engine)"),
     MetaKey("retry_model", _model_or_none, "model a failed task's retries run on; none: the same"),
-    MetaKey("redact_logs", _switch, "true: credentials out of logs/ too"),
+    MetaKey("redact_logs", values.parse_switch, "true: credentials out of logs/ too"),
     MetaKey("architect", _choice(ARCHITECT_MODES), "auto: a run proposes revisions for [!]"),
+    MetaKey(
+        "verify_first", values.parse_switch, "true: a verify that passes before the agent fails"
+    ),
 )
 
 META_KEYS: Mapping[str, MetaKey] = {key.name: key for key in _KEYS}
@@ -162,6 +158,7 @@ class Settings(NamedTuple):
     retry_model: str | None = None
     redact_logs: bool = True
     architect: str = "off"
+    verify_first: bool = False
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, str]) -> "Settings":

@@ -38,6 +38,7 @@ TASK_FIELDS = (
     "claimed",
     "spend",
     "model",
+    "needs_change",
 )
 REQUIRED_FIELDS = ("verify", "context_files")
 
@@ -159,6 +160,12 @@ class Task(NamedTuple):
     def model(self) -> str | None:
         """The model this task's agent runs on, over the tick's own choice."""
         return _lenient(values.parse_model, self.raw("model"))
+
+    @property
+    def needs_change(self) -> bool:
+        """False when the task says it may be done without changing a file (``needs_change:
+        false``); a run that changes nothing fails otherwise."""
+        return _lenient(values.parse_switch, self.raw("needs_change")) is not False
 
     @property
     def claimed(self) -> values.Claim | None:

@@ -128,7 +128,8 @@ class _Scanner:
         self.lines = lines
         self.problems: list[Problem] = []
         self.title: str | None = None
-        self.section = "preamble"  # preamble | meta | phase | other
+        # preamble | meta | phase | other | misread (a heading meant as a phase's)
+        self.section = "preamble"
         self.meta_line: int | None = None
         self.meta_end: int | None = None
         self.meta: dict[str, MetaEntry] = {}
@@ -286,10 +287,12 @@ class _Scanner:
                 )
             self.section = "meta"
             self.meta_line = number
+        elif re.match(r"phase(\b|[ \t]*\d)", text, re.IGNORECASE):
+            # Its tasks are in no phase: this line says why, once, rather than each of them.
+            self.section = "misread"
+            self._problem(number, _misread_phase(text))
         else:
             self.section = "other"
-            if re.match(r"phase\b", text, re.IGNORECASE):
-                self._problem(number, f"{text!r} is not a phase heading; write '## Phase N: Title'")
 
     def _open_phase(self, number: int, phase_number: int, title: str) -> None:
         if phase_number in self.phase_numbers:
@@ -446,7 +449,7 @@ class _Scanner:
             self._close_task()
         match = _TASK_REST.match(content, 3)
         if self.section != "phase":
-            if match is not None:
+            if match is not None and self.section != "misread":
                 self._problem(
                     number,
                     "this task is not inside a phase; move it under a '## Phase N: Title' heading",
@@ -602,6 +605,19 @@ def _meta_value(line: str, content: str, content_col: int) -> tuple[str, str, in
         body = body[:comment]
     end = start + len(body.rstrip(" \t"))
     return match.group("key"), line[start:end], start, max(start, end)
+
+
+def _misread_phase(text: str) -> str:
+    """What is wrong with a heading meant as a phase's (``## Phase5: Typos``), and the
+    heading it should be."""
+    close = re.match(r"phase[ \t]*(\d+)[ \t]*[:：.–—-]?[ \t]*(.*)$", text, re.IGNORECASE)
+    fixed = (
+        f"## Phase {close.group(1)}: {close.group(2) or 'Title'}" if close else "## Phase N: Title"
+    )
+    return (
+        f"{text!r} is not a phase heading; write '{fixed}' (until then the tasks under it "
+        "are in no phase)"
+    )
 
 
 def _heading_text(rest: str) -> str:

@@ -35,6 +35,7 @@ _FIELD_READERS: Mapping[str, Callable[[str], Any]] = {
     "claimed": values.parse_claim,
     "spend": spend.parse_spend,
     "model": values.parse_model,
+    "needs_change": values.parse_switch,
 }
 
 

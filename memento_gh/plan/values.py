@@ -48,6 +48,14 @@ def parse_size(raw: str) -> int:
     return int(float(number) * _SIZE_FACTORS[(unit or "").lower()])
 
 
+def parse_switch(raw: str) -> bool:
+    """``true`` or ``false`` (any case)."""
+    value = raw.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"{raw.strip()!r} is not true or false")
+    return value == "true"
+
+
 def parse_int(raw: str, minimum: int = 0) -> int:
     text = raw.strip()
     digits = text[1:] if text[:1] in ("+", "-") else text

@@ -34,6 +34,18 @@ THEIRS = (
 )
 
 
+@pytest.fixture(autouse=True)
+def agents_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The agents these lines name, on PATH: `schedule install` looks for the agent there."""
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    for name in ("my-agent", "claude"):
+        (folder / name).write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+        (folder / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return folder
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return make_project(tmp_path)

@@ -15,6 +15,7 @@ from memento_gh.formats import notes, status_log
 from memento_gh.formats.status_log import BLOCKED, SUCCESS, TickEntry
 from testing.browser import Dashboard, chromium_path, launch_chromium, start_dashboard
 from testing.plans import phase_block
+from testing.repos import bare_repo, git
 from testing.ticks import NOTES, STATUS, Project, make_project, plan_of, task
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def sample_notes() -> str:
 
 
 def sample_project(tmp_path: Path) -> Project:
-    return make_project(
+    project = make_project(
         tmp_path,
         sample_plan(),
         files={
@@ -116,6 +117,11 @@ def sample_project(tmp_path: Path) -> Project:
             ".github/workflows/memento.yml": WORKFLOW,
         },
     )
+    # Pushed: GitHub runs the schedule of the workflow on the remote only.
+    origin = bare_repo(tmp_path / "origin.git")
+    git(project.root, "remote", "add", "origin", str(origin))
+    git(project.root, "push", "-q", "-u", "origin", "HEAD")
+    return project
 
 
 @pytest.fixture

@@ -92,7 +92,9 @@ SEED_14 = """\
 - **Duration**: 4m10s
 - **Error Analysis**: Recurring interface mismatch. Likely needs Architect to update \
 MODULE:database exports or redefine task scope.
-- **Escalation**: ⚠️ NEEDS ARCHITECT ATTENTION
+- **Escalation**: ⚠️ NEEDS ARCHITECT ATTENTION: tell the worker what it needs (`memento note \
+--task T-201 '…'`, or a comment on the task's issue), then `memento retry T-201`; or change \
+the task, or `memento skip T-201`
 - **Files Modified**: (rolled back)
 - **Git Commit**: (none — rollback)
 

@@ -353,7 +353,9 @@ def test_a_failing_check_reopens_its_task_with_a_note(
         summary="test_a failed: expected 2",
         details_url="http://ci.example/runs/7",
     )
-    project.script({"T-101": good("T-101"), "T-102": good("T-102")})
+    # The reopened task's run fixes what the check found: a change of its own.
+    fixed = [{"write": "src/a.py", "text": "A = 2\n"}]
+    project.script({"T-101": fixed, "T-102": good("T-102")})
     project.run("schedule", env=CI)
     task = project.plan().task("T-101")
     assert task is not None

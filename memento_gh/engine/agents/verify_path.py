@@ -8,13 +8,14 @@ the project's, and the tests fail with "No module named ..." for a reason no ret
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from memento_gh.plan.model import RESOLVED, WARNING, Plan, Problem
+from memento_gh.plan.model import RESOLVED, WARNING, Plan, Problem, Task
 
 #: Words that separate the simple commands of a shell line.
 SEPARATORS = frozenset({"&&", "||", ";", ";;", "|", "&", "|&", "(", ")"})
@@ -32,6 +33,9 @@ BUILTINS = frozenset({
 # fmt: on
 
 MEMENTO = "memento"
+#: A program named by a path, or by a word only the shell can read (``$TOOL``, a glob): PATH
+#: is not where it is found, or what it is cannot be known before the shell runs it.
+_UNKNOWABLE = re.compile(r"[/$`*?\[~]")
 
 Which = Callable[[str], "str | None"]
 
@@ -39,7 +43,8 @@ Which = Callable[[str], "str | None"]
 def verify_programs(command: str) -> list[str]:
     """The programs ``command`` starts by name (looked up on PATH), in order, once each:
     the first word of each simple command, after variable assignments, reserved words and
-    ``exec``/``command``; builtins and programs named by a path are left out."""
+    ``exec``/``command``; builtins, programs named by a path and words the shell
+    expands (``$TOOL``, globs) are left out."""
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -53,9 +58,26 @@ def verify_programs(command: str) -> list[str]:
             expecting = True
         elif expecting and not (word in PREFIXES or word in PASS_ON or _assigns(word)):
             expecting = False
-            if word not in BUILTINS and "/" not in word and word not in programs:
+            if word not in BUILTINS and not _UNKNOWABLE.search(word) and word not in programs:
                 programs.append(word)
     return programs
+
+
+def unrunnable_verify(task: Task, path: str, where: str) -> str | None:
+    """Why ``task``'s verify cannot pass with ``path`` as its PATH, in one line, or None:
+    a program it starts by name is on none of PATH's folders (the shell would answer 127,
+    after the agent's run). ``where`` is the verify line (``path:line``)."""
+    command = task.verify
+    if command is None:
+        return None
+    missing = [name for name in verify_programs(command) if shutil.which(name, path=path) is None]
+    if not missing:
+        return None
+    return (
+        f"{task.id} verify runs `{missing[0]}`, which is not on the PATH verify gets, so it "
+        f"would fail after the agent's run; install it (on GitHub: in the workflow's set-up "
+        f"step, before memento's) or correct the verify line at {where}; nothing was claimed"
+    )
 
 
 def _assigns(word: str) -> bool:

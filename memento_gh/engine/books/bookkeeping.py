@@ -250,8 +250,10 @@ def status_entry(
     retries: int,
     ended: datetime,
     log: str,
+    agent_said: str | None = None,
 ) -> status_log.TickEntry:
-    """The status log's entry for one task run."""
+    """The status log's entry for one task run; ``agent_said``: the agent's last words,
+    kept for a run that failed for another reason than the agent's own exit."""
     check = attempt.verify
     success = outcome == SUCCESS
     deferred = outcome == DEFERRED
@@ -276,6 +278,7 @@ def status_entry(
         outputs=None,
         violations=attempt.violations,
         agent_failure=attempt.agent_failure,
+        agent_said=None if success or deferred or attempt.agent_failure else agent_said,
         tick_died=attempt.tick_died,
         conflict=attempt.conflict,
         provider_limit=limit.words if limit else None,

@@ -908,5 +908,6 @@ def refuse_dirty_tree(dirty: list[str]) -> None:
         shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
         raise UserError(
             f"the working tree has uncommitted changes ({shown}); a tick starts from a "
-            "clean tree so that it can undo the agent's work exactly: commit or stash them"
+            "clean tree so that it can undo the agent's work exactly: commit them, or stash "
+            "them with `git stash -u` (-u takes untracked files too)"
         )

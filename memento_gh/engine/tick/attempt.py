@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 from memento_gh import files
 from memento_gh.changes import FileChange
-from memento_gh.engine import context, guards, prompt, wall
+from memento_gh.engine import context, guards, prompt, proof, wall
 from memento_gh.engine.agents import limits, presets
 from memento_gh.engine.books import lessons
 from memento_gh.engine.records import AgentResult, Attempt, Claim
@@ -36,6 +36,10 @@ def attempt(session: Session, claim: Claim) -> Attempt:
     started = session.clock()
     settings = session.plan_file.before_claim.settings  # a claim changes no Meta setting
     task = claim.task
+    if settings.verify_first and task.needs_change:
+        early = verify_before_the_agent(session, claim, settings, started)
+        if early is not None:
+            return early
     watched = (*task.guard_files, *task.context_files)
     with wall.kept(session.workspace, watched=watched, skip=is_working_file) as kept:
         result = run_agent(session, claim, settings, kept)
@@ -58,6 +62,9 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         violations += [violation.message for violation in found]
         if violations or failure or limit:
             return _stopped(tuple(violations), result, tuple(changes), started, failure, limit)
+        unproven = proof.nothing_changed(changes, task)
+        if unproven:
+            return Attempt((), None, result, (), started, unproven=unproven)
         check, seen = kept.run_verify(
             task.verify or "false",
             changes,
@@ -67,6 +74,30 @@ def attempt(session: Session, claim: Claim) -> Attempt:
         )
     # verify ran the agent's code: what it did against memento fails the attempt too
     return Attempt(kept.violations, check, result, tuple(changes), started, seen_by_verify=seen)
+
+
+def verify_before_the_agent(
+    session: Session, claim: Claim, settings: Settings, started: datetime
+) -> Attempt | None:
+    """verify on the tree the agent would start from (Meta ``verify_first``), behind the
+    wall as after the agent; the failed attempt when it passes (or broke the wall), else
+    None. What it wrote is rolled back and the claim written again, so that the agent's
+    change is its own."""
+    task = claim.task
+    with wall.kept(session.workspace, skip=is_working_file) as kept:
+        check, _ = kept.run_verify(
+            task.verify or "false",
+            (),
+            env=session.child_env,
+            timeout=task.timeout or settings.verify_timeout,
+            log=session.tick_log(),
+        )
+    session.workspace.rollback(session.keep, label=f"tick-{claim.tick}-{task.id}-first")
+    files.write_atomic(session.plan_file.path, claim.text, durable=False)
+    unproven = proof.passed_before_the_agent(check)
+    if kept.violations or unproven:
+        return Attempt(kept.violations, check, None, (), started, unproven=unproven)
+    return None
 
 
 def provider_limit(agent: str, result: AgentResult, now: datetime) -> limits.Limit | None:

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 
 from memento_gh import files
+from memento_gh.engine.agents import verify_path
 from memento_gh.engine.books import bookkeeping, breaker, lessons
 from memento_gh.engine.tick.session import Session
+from memento_gh.errors import UserError
 from memento_gh.formats import status_log
 from memento_gh.plan import picking
 from memento_gh.plan.meta import Settings
@@ -30,7 +33,19 @@ def choose(session: Session, tried: Collection[str], index: int) -> Task | None:
         return None
     if index and not fits_in_claim(session, task, plan.settings):
         return None
-    return task
+    reason = unrunnable_verify(session, task)
+    if reason and index == 0:
+        raise UserError(reason)  # nothing claimed yet: the tick is refused
+    return None if reason else task  # the next tick refuses it
+
+
+def unrunnable_verify(session: Session, task: Task) -> str | None:
+    """Why ``task`` cannot pass its verify here (a program it starts is on none of the
+    folders of the PATH verify gets), checked before a claim: no agent run is spent on it."""
+    if "verify" not in task.fields:
+        return None
+    where = f"{session.plan_file.shown_as}:{task.fields['verify'].line + 1}"
+    return verify_path.unrunnable_verify(task, session.child_env.get("PATH", os.defpath), where)
 
 
 def pick_quietly(session: Session) -> Task | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from memento_gh.engine.agents import presets
 from memento_gh.engine.books import bookkeeping, lessons
 from memento_gh.engine.records import Attempt, Claim, TaskOutcome
 from memento_gh.engine.tick import pipeline
@@ -190,4 +191,5 @@ def _entry(
         retries=retries,
         ended=session.clock(),
         log=claim.log or session.log_name,
+        agent_said=presets.last_words(attempt.agent.process.output) if attempt.agent else None,
     )
