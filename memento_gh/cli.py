@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn, TextIO, cast
 
 from memento_gh import __version__
-from memento_gh.crash import crash_message
 from memento_gh.durations import parse_duration
 from memento_gh.errors import UserError
 from memento_gh.layout import Layout, find_root
@@ -613,15 +612,15 @@ def _redacted_output() -> Iterator[None]:
     output line in a failure, a value quoted in an error. Under cron that output is
     ``logs/cron.log``, which nothing else redacts. (memento's own subprocesses never write
     to these streams: git's and the agent's output is captured.)"""
-    from memento_gh.output import on_runner
     from memento_gh.redact import RedactingText, Redactor
-    from memento_gh.runner_text import RunnerText
 
     redactor = Redactor.from_environ(os.environ)
     kept = sys.stdout, sys.stderr
     sys.stdout = cast(TextIO, RedactingText(kept[0], redactor))
     sys.stderr = cast(TextIO, RedactingText(kept[1], redactor))
-    if on_runner():  # and on a runner, no text but memento's own starts a workflow command
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # a GitHub Actions runner
+        from memento_gh.runner_text import RunnerText  # no text but memento's own commands
+
         sys.stdout = cast(TextIO, RunnerText(sys.stdout))
         sys.stderr = cast(TextIO, RunnerText(sys.stderr))
     try:
@@ -658,6 +657,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise
     except Exception as error:
+        from memento_gh.crash import crash_message  # the crash path alone pays for it
+
         print(crash_message(error), file=sys.stderr)
         return 3
 

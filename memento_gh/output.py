@@ -1,5 +1,4 @@
-"""Terminal output: colour only for a terminal, never when NO_COLOR is set; whether memento
-runs on an Actions runner (whose output ``runner_text`` keeps free of workflow commands)."""
+"""Terminal output: colour only for a terminal, never when NO_COLOR is set."""
 
 from __future__ import annotations
 
@@ -32,9 +31,3 @@ def commented(lines: Sequence[tuple[str, str]], indent: str = "  ") -> list[str]
         f"{indent}{command:<{width}}  # {comment}" if comment else f"{indent}{command}"
         for command, comment in lines
     ]
-
-
-def on_runner(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether memento runs in a GitHub Actions job, whose runner reads its output for
-    workflow commands."""
-    return environ.get("GITHUB_ACTIONS") == "true"

@@ -31,7 +31,8 @@ _DOWNLOAD_AND_RUN = (
     rf"|(?<![\w.-]){_RUNNERS}\s+(?:-\S+\s+)*<\(\s*{_FETCH}\b"
     rf"|(?:(?<![\w.-]){_RUNNERS}\s+-c|\beval)\s+[\"']?(?:\$\(|`)\s*{_FETCH}\b"
 )
-_FETCH_WORDS = frozenset({"curl", "wget", "fetch", "http", "aria2c", "iwr", "invoke-webrequest"})
+#: A word of a downloader anywhere in a text: the cheap look before the pattern above.
+_FETCH_WORD = re.compile("|".join(map(re.escape, _FETCHERS)), re.IGNORECASE)
 #: ``context_files`` patterns that take in every file of the work tree.
 WHOLE_TREE = frozenset({".", "./", "*", "**", "**/*", "/", "./*", "./**", "./**/*"})
 #: One of them as an item of a raw ``[a, b]`` list, quoted or not (then parsed to be sure).
@@ -69,8 +70,7 @@ def _download_and_run() -> re.Pattern[str]:
 
 
 def _may_fetch(text: str) -> bool:
-    lowered = text.lower()
-    return any(word in lowered for word in _FETCH_WORDS)
+    return _FETCH_WORD.search(text) is not None
 
 
 def unguarded_tree(task: Task) -> bool:
