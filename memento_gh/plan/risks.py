@@ -31,25 +31,30 @@ _DOWNLOAD_AND_RUN = (
     rf"|(?<![\w.-]){_RUNNERS}\s+(?:-\S+\s+)*<\(\s*{_FETCH}\b"
     rf"|(?:(?<![\w.-]){_RUNNERS}\s+-c|\beval)\s+[\"']?(?:\$\(|`)\s*{_FETCH}\b"
 )
-#: A word of a downloader anywhere in a text: the cheap look before the pattern above.
-_FETCH_WORD = re.compile("|".join(map(re.escape, _FETCHERS)), re.IGNORECASE)
+#: A downloader's word anywhere in a text: the cheap look before the pattern above.
+_FETCH_WORDS = tuple({fetcher.lower() for fetcher in _FETCHERS} - {"https"})
 #: ``context_files`` patterns that take in every file of the work tree.
 WHOLE_TREE = frozenset({".", "./", "*", "**", "**/*", "/", "./*", "./**", "./**/*"})
-#: One of them as an item of a raw ``[a, b]`` list, quoted or not (then parsed to be sure).
-_WHOLE_TREE_ITEM = re.compile(r"(?:^|[\[,])\s*[\"']?(?:\.|\*|/)[./*]*[\"']?\s*(?:$|[\],])")
+_TREE_STARTS = (".", "*", "/")
 
 
 def risk_problems(plan: Plan) -> list[Problem]:
     """The warnings of every task that runs downloaded code or may change the whole tree
-    unguarded. Every tick validates the plan: the raw field text is looked at first, and
-    parsed only where it may hold such a thing (2 ms instead of 15 at 1,000 tasks)."""
+    unguarded. Every tick validates the plan: the fields' raw text of all tasks is looked
+    at with a few substring searches first, and a task's fields are parsed only when some
+    task may hold such a thing (valgrind, a 1,000-task plan without any: 4M instructions
+    instead of 16M)."""
+    tasks = plan.tasks
+    fetching = _may_fetch("\n".join([task.raw("verify") or "" for task in tasks]))
+    whole = _may_name_whole_tree("\n".join([task.raw("context_files") or "" for task in tasks]))
+    if not fetching and not whole:
+        return []
     found: list[Problem] = []
-    for task in plan.tasks:
-        raw = task.raw("verify")
-        fetched = downloads_and_runs(task.verify or "") if raw and _may_fetch(raw) else None
+    for task in tasks:
+        fetched = downloads_and_runs(task.verify or "") if fetching else None
         if fetched:
             found.append(_downloaded_code(task, fetched))
-        if _WHOLE_TREE_ITEM.search(task.raw("context_files") or "") and unguarded_tree(task):
+        if whole and unguarded_tree(task):
             found.append(_unguarded_tree(task))
     return found
 
@@ -70,7 +75,21 @@ def _download_and_run() -> re.Pattern[str]:
 
 
 def _may_fetch(text: str) -> bool:
-    return _FETCH_WORD.search(text) is not None
+    """Whether ``text`` names a downloader at all (a few substring searches: no pattern)."""
+    lowered = text.lower()
+    return any(word in lowered for word in _FETCH_WORDS)
+
+
+def _may_name_whole_tree(lists: str) -> bool:
+    """Whether raw ``context_files`` lists (one a line) may hold a whole-tree item: every
+    one starts, after the list's ``[`` or a ``,``, with ``.``, ``*`` or ``/``. (Some that
+    do are no such item, ``[./src]``: those tasks' lists are parsed to be sure.)"""
+    bare = lists
+    for noise in (" ", "\t", "'", '"', "`"):
+        bare = bare.replace(noise, "")
+    return bare.startswith(_TREE_STARTS) or any(
+        before + start in bare for before in "[,\n" for start in _TREE_STARTS
+    )
 
 
 def unguarded_tree(task: Task) -> bool:
