@@ -21,6 +21,7 @@ from memento_gh.github.reporting import Report, finish
 from memento_gh.github.run_context import run_context, tick_agent, without_tokens
 from memento_gh.github.settings import Settings, read_settings
 from memento_gh.redact import Redactor
+from memento_gh.runner_text import runner_say
 
 if TYPE_CHECKING:
     from memento_gh.github.sync import GitHub
@@ -35,6 +36,7 @@ def run(
     connect: Callable[[Settings], GitHub] | None = None,
     share: ShareBranch = share_branch,
 ) -> int:
+    say = runner_say(say)  # nothing the agent or the repository wrote starts a command
     settings = read_settings(env)
     redact = Redactor.from_environ(env, [settings.token]).redact  # GitHub masks only its log
     request = events.route(settings.event_name, load_event(settings.event_path), settings.inputs)
