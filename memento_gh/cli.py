@@ -13,7 +13,7 @@ from typing import NamedTuple, NoReturn, TextIO, cast
 
 from memento_gh import __version__
 from memento_gh.durations import parse_duration
-from memento_gh.errors import UserError, crash_message
+from memento_gh.errors import UserError
 from memento_gh.layout import Layout, find_root
 
 #: What ``--every`` takes, shown with a mistake.
@@ -627,6 +627,11 @@ def _redacted_output() -> Iterator[None]:
     kept = sys.stdout, sys.stderr
     sys.stdout = cast(TextIO, RedactingText(kept[0], redactor))
     sys.stderr = cast(TextIO, RedactingText(kept[1], redactor))
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # a GitHub Actions runner
+        from memento_gh.runner_text import RunnerText  # no text but memento's own commands
+
+        sys.stdout = cast(TextIO, RunnerText(sys.stdout))
+        sys.stderr = cast(TextIO, RunnerText(sys.stderr))
     try:
         yield
     finally:
@@ -661,6 +666,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise
     except Exception as error:
+        from memento_gh.crash import crash_message  # the crash path alone pays for it
+
         print(crash_message(error), file=sys.stderr)
         return 3
 

@@ -76,23 +76,52 @@ def read_bytes(path: Path, *, follow_links: bool = False, limit: int = READ_LIMI
 
 def open_append(path: Path) -> BinaryIO:
     """``path`` opened for appending (created when missing, with its folders): a log. Only
-    a regular file, and never through a link: a FIFO there would block the writer, a link
-    would make memento write wherever it points."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    a regular file of its own, never through a link: a FIFO there would block the writer, a
+    symbolic link would make memento write wherever it points, and a hard link (a second
+    name of ``.git/config``, say) would make it write into the file it names."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file, or a link to one, where the folder goes
+        raise UserError(
+            f"{path.parent}: cannot make the folder for {path.name} ({error.strerror}); "
+            f"memento keeps its logs in a folder there: remove what is in its place "
+            f"(`rm {path.parent}`)"
+        ) from None
+    fix = f"memento writes its logs only into files of their own: remove it (`rm -r {path}`)"
+    descriptor = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, fix=fix)
     assert descriptor is not None  # O_CREAT
+    links = os.fstat(descriptor).st_nlink
+    if links > 1:
+        os.close(descriptor)
+        raise UserError(f"{path}: this file has {links} names (a hard link to another file); {fix}")
     os.set_blocking(descriptor, True)
     return os.fdopen(descriptor, "ab")
 
 
+def create_private(folder: Path, prefix: str, suffix: str, text: str) -> Path:
+    """A new file in ``folder`` holding ``text``, readable by its owner only, under a name
+    nobody can guess beforehand (``tempfile.mkstemp``: created exclusively, so no link or
+    file planted in a shared folder such as ``/tmp`` is ever written through); its path."""
+    handle, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(text.encode("utf-8", errors="surrogateescape"))
+    return Path(name)
+
+
 def open_regular(
-    path: Path, flags: int, *, follow_links: bool = False, dir_fd: int | None = None
+    path: Path,
+    flags: int,
+    *,
+    follow_links: bool = False,
+    dir_fd: int | None = None,
+    fix: str | None = None,
 ) -> int | None:
     """A descriptor on the regular file at ``path`` opened with ``flags`` (None: there is
     none, and ``flags`` do not create one), without blocking and, unless ``follow_links``,
     not through a link. Anything but a regular file is a ``UserError`` naming its kind.
     ``dir_fd``: ``path`` is a name in that open folder (``os.fwalk``), so that no link in
-    the folders above it is followed either.
+    the folders above it is followed either. ``fix``: what the message about anything
+    else there tells the user to do (default: put the file itself there).
 
     The entry is looked at before it is opened, so that memento never opens a device (some
     act on being opened) or a FIFO; the open file is looked at again, for an entry swapped
@@ -106,7 +135,7 @@ def open_regular(
         raise UserError(f"{path}: cannot open it ({error.strerror})") from None
     else:
         if not stat.S_ISREG(found.st_mode):
-            raise not_regular(path, found.st_mode)
+            raise not_regular(path, found.st_mode, fix)
     extra = os.O_NONBLOCK | _CLOEXEC | (0 if follow_links else _NOFOLLOW)
     try:
         descriptor = os.open(path, flags | extra, 0o644, dir_fd=dir_fd)
@@ -117,12 +146,12 @@ def open_regular(
         with suppress(OSError):
             if swapped:
                 mode = os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode
-                raise not_regular(path, mode) from None
+                raise not_regular(path, mode, fix) from None
         raise UserError(f"{path}: cannot open it ({error.strerror})") from None
     mode = os.fstat(descriptor).st_mode
     if not stat.S_ISREG(mode):
         os.close(descriptor)
-        raise not_regular(path, mode)
+        raise not_regular(path, mode, fix)
     return descriptor
 
 
@@ -133,13 +162,14 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
-def not_regular(path: Path, mode: int) -> UserError:
+def not_regular(path: Path, mode: int, fix: str | None = None) -> UserError:
     if stat.S_ISDIR(mode):  # as memento has always said it
-        return UserError(f"{path}: is a directory, not a file")
-    return UserError(
-        f"{path}: not a regular file ({kind_of(mode)}); memento reads only regular files: "
-        "put the file itself there (`git checkout -- FILE` restores a committed one)"
+        return UserError(f"{path}: is a directory, not a file" + (f"; {fix}" if fix else ""))
+    fix = fix or (
+        "memento reads only regular files: put the file itself there "
+        "(`git checkout -- FILE` restores a committed one)"
     )
+    return UserError(f"{path}: not a regular file ({kind_of(mode)}); {fix}")
 
 
 def _too_large(path: Path, limit: int) -> UserError:
@@ -185,15 +215,24 @@ def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
             if durable:
                 stream.flush()
                 os.fsync(stream.fileno())
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o644
-        temporary.chmod(mode)
+        temporary.chmod(_kept_mode(path))
         temporary.replace(path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _kept_mode(path: Path) -> int:
+    """The permission bits a replacement of ``path`` takes: those of the file there when it
+    is a regular file of its own, without set-id bits; else (a new file, a link, a second
+    name of another file) 0o644."""
+    try:
+        found = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0o644
+    if not stat.S_ISREG(found.st_mode) or found.st_nlink > 1:
+        return 0o644
+    return stat.S_IMODE(found.st_mode) & 0o777
 
 
 def make_folder(path: Path, command: str, hint: str) -> None:

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memento_gh import files
+
 _POLL = 0.05
 
 
@@ -24,8 +26,13 @@ class Busy(Exception):
 
 @contextmanager
 def repo_lock(path: Path, wait: float = 0.0) -> Iterator[None]:
-    """Hold the lock for the ``with`` block; ``Busy`` if it stays taken for ``wait`` seconds."""
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold the lock for the ``with`` block; ``Busy`` if it stays taken for ``wait`` seconds;
+    ``UserError`` when anything but a regular file is in its place."""
+    # Only a regular file, never through a link: the agent may leave a folder, a FIFO or
+    # a link to any file in the lock's place (a clear error then, not a crash).
+    fix = f"memento keeps its lock in a file of its own: remove it (`rm -r {path}`)"
+    descriptor = files.open_regular(path, os.O_RDWR | os.O_CREAT, fix=fix)
+    assert descriptor is not None  # O_CREAT
     try:
         deadline = time.monotonic() + wait
         while True:

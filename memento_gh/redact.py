@@ -8,7 +8,11 @@ AWS access key ids and PEM private key blocks.
 
 Both are found whole when a log wrapped them across lines (a newline, or the two characters
 ``\\n`` of a JSON string, between any two of their characters): each piece becomes ``***``
-and the line breaks stay, so a redacted log keeps its lines.
+and the line breaks stay, so a redacted log keeps its lines. A secret value is found also
+with spaces or tabs inside it, and in its common encodings, which any program that has
+it can print: hexadecimal (either case), and base64 (standard and URL-safe) at any of the
+three places a secret can start inside a longer base64 text (``x-access-token:TOKEN`` in
+a basic-auth header); of base64, the characters that hold the secret's bits alone.
 
 Pure: the environment is a parameter.
 """
@@ -129,12 +133,37 @@ class Redactor:
 
 
 def _spellings(value: str) -> set[str]:
-    """The value as it is, and as it appears inside a JSON string."""
-    return {value, json.dumps(value)[1:-1]}
+    """The value as it is, as it appears inside a JSON string, and encoded (``_encodings``)."""
+    return {value, json.dumps(value)[1:-1], *_encodings(value.encode("utf-8"))}
+
+
+#: The base64 characters a secret's bits alone decide, when the secret starts 0, 1 or 2
+#: bytes into a group of three: the first ones mix with the bytes before it.
+_BASE64_START = (0, 2, 3)
+_URL_SAFE = str.maketrans("+/", "-_")
+
+
+def _encodings(data: bytes) -> set[str]:
+    """``data`` in hexadecimal, lower and upper case, and the base64 fragments that stand for
+    it wherever it starts in a base64 text (as long as a secret must be, at least)."""
+    import base64
+
+    found = {data.hex(), data.hex().upper()}
+    for offset, start in enumerate(_BASE64_START):
+        encoded = base64.b64encode(bytes(offset) + data).decode()
+        fragment = encoded[start : 4 * ((offset + len(data)) // 3)]  # none of what follows
+        if len(fragment) >= MIN_SECRET_LENGTH:
+            found.update({fragment, fragment.translate(_URL_SAFE)})
+    return found
+
+
+#: What may stand between two characters of a secret value in a text: a line break (real,
+#: or escaped in JSON), or spaces and tabs.
+_GAP = rf"(?:{_BREAK}|[ \t]+)?"
 
 
 def _wrapped_literal(value: str) -> str:
-    return f"(?:{_BREAK})?".join(re.escape(char) for char in value)
+    return _GAP.join(re.escape(char) for char in value)
 
 
 def _mask(match: re.Match[str]) -> str:

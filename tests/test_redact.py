@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 
 import pytest
 
-from memento_gh.redact import MASK, RedactingWriter, Redactor, credential_name, secrets_in
+from memento_gh.redact import (
+    MASK,
+    RedactingText,
+    RedactingWriter,
+    Redactor,
+    credential_name,
+    secrets_in,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -159,3 +167,50 @@ def test_a_stream_without_a_safe_break_is_passed_on_at_the_hold_limit() -> None:
     writer.write(b"x" * 150)
     writer.flush()
     assert target.getvalue() == b"x" * 150
+
+
+ENCODED_KEY = "sk-ant-api03-" + "Enc0d3d" * 8 + "-AA"
+_KEY_BYTES = ENCODED_KEY.encode()
+
+
+@pytest.mark.parametrize(
+    ("shown", "kept"),
+    [
+        (base64.b64encode(_KEY_BYTES).decode(), 0),
+        # a secret inside a longer text starts mid-group: what stands for the text before it
+        # (14 characters here) and its last partial group are left
+        (base64.b64encode(b"x-api-key:" + _KEY_BYTES).decode(), 14),
+        (base64.b64encode(b"ab" + _KEY_BYTES).decode(), 3),
+        (base64.urlsafe_b64encode(b"?>" + _KEY_BYTES).decode(), 3),
+        (_KEY_BYTES.hex(), 0),
+        (_KEY_BYTES.hex().upper(), 0),
+        (ENCODED_KEY[:9] + " " + ENCODED_KEY[9:], 0),
+        (" ".join(f"{byte:02x}" for byte in _KEY_BYTES), 0),  # od, xxd
+        ("\t".join([ENCODED_KEY[:5], ENCODED_KEY[5:20], ENCODED_KEY[20:]]), 0),
+    ],
+    ids=[
+        "base64",
+        "base64-in-header",
+        "base64-offset-2",
+        "urlsafe",
+        "hex",
+        "HEX",
+        "a-space",
+        "hex-bytes",
+        "tabs",
+    ],
+)
+def test_a_known_secret_is_found_in_its_common_encodings(shown: str, kept: int) -> None:
+    """Issue #27, class 11: the agent has its provider key, and can print it encoded."""
+    redactor = Redactor.from_environ({"ANTHROPIC_API_KEY": ENCODED_KEY})
+
+    redacted = redactor.redact(f"it said: {shown} (done)")
+
+    assert redacted.startswith("it said: ") and redacted.endswith(" (done)")
+    left = redacted.removeprefix("it said: ").removesuffix(" (done)").split(MASK)
+    assert len(left) == 2, redacted
+    # besides what stands for other text, at most a last partial base64 group is left
+    assert len(left[0]) <= kept and len(left[1]) <= 4, redacted
+    stream = io.StringIO()
+    RedactingText(stream, redactor).write(shown)  # the command line's own output too
+    assert MASK in stream.getvalue()

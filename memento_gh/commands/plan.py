@@ -31,7 +31,10 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
         rounds = f"{outcome.rounds} round" + ("s" if outcome.rounds != 1 else "")
         print(f"drafted {layout.plan.relative_to(layout.root)} in {rounds} (committed {sha[:7]})")
         print(f"the architect's proposal: {outcome.proposal}")
+        if _warn(layout, None, files.read_text(layout.plan)):
+            print("read the warnings above before the first tick: the plan runs as it says")
         return 0
+    before = files.read_optional(layout.plan)
     revision = flows.propose_revision(
         layout, settings, task=args.task, why=args.why, rounds=args.rounds, now=now
     )
@@ -39,12 +42,32 @@ def run(args: argparse.Namespace, layout: Layout) -> int:
     if not revision.diff:
         flows.discard_revision(layout)
         return 0
+    warned = _warn(layout, before, revision.text)
+    if warned and args.apply:
+        print(
+            "not applied: --apply takes a revision without warnings only; read the diff and "
+            "the warnings above, then apply it from the dashboard (`memento dashboard`)"
+        )
+        return 1
     if not args.apply:
         print("not applied; run again with --apply to write it, or apply it from the dashboard")
         return 0
     sha = flows.apply_revision(layout, revision, now, dict(os.environ))
     print(f"revised {layout.plan.relative_to(layout.root)} (committed {sha[:7]})")
     return 0
+
+
+def _warn(layout: Layout, before: str | None, after: str) -> bool:
+    """Say the warnings a draft or a revision brings into the plan (a verify that runs
+    downloaded code, a task that may change the whole tree unguarded); True when any."""
+    from memento_gh.plan.risks import risks_added
+    from memento_gh.plan.scanner import parse
+
+    found = risks_added(parse(before) if before is not None else None, parse(after))
+    shown = layout.plan.relative_to(layout.root).as_posix()
+    for problem in found:
+        print(problem.at(shown).render())
+    return bool(found)
 
 
 def agent_settings(args: argparse.Namespace, layout: Layout) -> AgentSettings:

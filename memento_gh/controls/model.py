@@ -38,6 +38,8 @@ def plan_edits(plan: Plan, control: Control) -> list[editor.Edit]:
         if control.action == "resume":
             # Resuming after the circuit breaker must not trip it again on the next tick.
             edits.append(editor.set_meta(plan, "consecutive_failed_ticks", "0"))
+            if plan.settings.consecutive_deferrals:
+                edits.append(editor.set_meta(plan, "consecutive_deferrals", "0"))
         return edits
     if control.action == "approve":
         gate = review_gate(plan)

@@ -280,7 +280,7 @@ def _error(status: int, message: str) -> Response:
 
 
 def _crash(error: Exception) -> Response:
-    from memento_gh.errors import crash_message
+    from memento_gh.crash import crash_message
 
     report = crash_message(error)
     print(report, file=sys.stderr, flush=True)

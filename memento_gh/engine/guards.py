@@ -15,7 +15,12 @@ One violation per offending path, by the first rule it breaks in this order:
    ``max_file_size`` in the work tree (what a commit would store).
 
 Then at most one ``diff_too_large`` for the whole change: added plus removed lines above
-``max_diff_lines``. A binary file has no lines (git's numstat gives it none), yet it is what
+``max_diff_lines``; and at most one ``diff_too_many_bytes``: the files it adds or changes
+hold more than ``max_diff_bytes`` in all (each counts its whole size, text or binary, as a
+commit stores it; not said when a file is too large already), so that no number of
+long-lined files below ``max_file_size`` and ``max_diff_lines`` fits in one change either.
+
+A binary file has no lines (git's numstat gives it none), yet it is what
 fills a repository: it counts as its size in lines ``max_file_size / max_diff_lines`` bytes
 wide (25 kB with the defaults), at least ``BINARY_CHANGE_LINES``. So a binary file of
 ``max_file_size`` takes the whole change's room, binary files together can add no more than
@@ -40,6 +45,7 @@ GUARD_FILE = "guard_file"
 OUTSIDE_CONTEXT = "outside_context"
 PROTECTED = "protected"
 DIFF_TOO_LARGE = "diff_too_large"
+DIFF_TOO_MANY_BYTES = "diff_too_many_bytes"
 FILE_TOO_LARGE = "file_too_large"
 #: Rules the orchestrator checks itself (they are not about the file change).
 HEAD_MOVED = "head_moved"
@@ -94,8 +100,9 @@ def check_guards(
     protected: Sequence[str],
     max_file_size: int = _DEFAULTS.max_file_size,
     sizes: Mapping[str, int] = _NO_SIZES,
+    max_diff_bytes: int = _DEFAULTS.max_diff_bytes,
 ) -> list[Violation]:
-    """Every limit the change breaks, in path order, then the size limit; [] when it keeps all.
+    """Every limit the change breaks, in path order, then the size limits; [] when it keeps all.
     ``sizes`` holds the bytes of each path the change adds or changes, as the work tree has
     it (a path it leaves out counts as empty)."""
     ordered = sorted(changes, key=lambda change: (change.path, change.old_path or ""))
@@ -115,6 +122,12 @@ def check_guards(
     size = _diff_size_violation(ordered, room, sizes)
     if size is not None:
         violations.append(size)
+    # A file too large says it already; the sum would only repeat it.
+    heavy = None
+    if not any(violation.rule == FILE_TOO_LARGE for violation in violations):
+        heavy = _diff_bytes_violation(ordered, sizes, max_diff_bytes)
+    if heavy is not None:
+        violations.append(heavy)
     return violations
 
 
@@ -221,6 +234,26 @@ def _diff_size_violation(
         None,
         f"the change has {total} changed lines (+{added} -{removed}{shown}), more than "
         f"max_diff_lines ({limit}): a possible full-file rewrite",
+    )
+
+
+def _diff_bytes_violation(
+    changes: Sequence[Change], sizes: Mapping[str, int], limit: int
+) -> Violation | None:
+    held = [
+        (change.path, sizes.get(change.path, 0)) for change in changes if change.kind != DELETED
+    ]
+    total = sum(size for _, size in held)
+    if total <= limit:
+        return None
+    shown, most = show_sizes(total, limit)
+    largest = max(held, key=lambda found: found[1])[0]
+    return Violation(
+        DIFF_TOO_MANY_BYTES,
+        None,
+        f"the files the change adds or changes hold {shown} ({len(held)} file"
+        f"{'s' if len(held) != 1 else ''}, the largest {largest}), more than max_diff_bytes "
+        f"({most}): split the work, or raise max_diff_bytes in the plan's Meta",
     )
 
 

@@ -22,6 +22,7 @@ from memento_gh.github.reporting import Report, finish
 from memento_gh.github.run_context import run_context, tick_agent, without_tokens
 from memento_gh.github.settings import Settings, read_settings
 from memento_gh.redact import Redactor
+from memento_gh.runner_text import runner_say
 
 if TYPE_CHECKING:
     from memento_gh.github.sync import GitHub
@@ -36,6 +37,7 @@ def run(
     connect: Callable[[Settings], GitHub] | None = None,
     share: ShareBranch = share_branch,
 ) -> int:
+    say = runner_say(say)  # nothing the agent or the repository wrote starts a command
     settings = read_settings(env)
     redact = Redactor.from_environ(env, [settings.token]).redact  # GitHub masks only its log
     request = events.route(settings.event_name, load_event(settings.event_path), settings.inputs)
@@ -76,8 +78,10 @@ def check(
 ) -> int:
     """``memento github --check``: the set-up checklist the first run writes, printed (and
     added to the job summary in a workflow); nothing is changed. 1 when a check fails."""
+    from memento_gh import files
     from memento_gh.github import first_run, setup_checks
 
+    say = runner_say(say)
     settings = read_settings(env)
     redact = Redactor.from_environ(env, [settings.token]).redact
     github = (connect or _connect)(settings)
@@ -87,8 +91,8 @@ def check(
         say(redact(line))
     if settings.summary_path is not None:
         text = "\n".join(["## memento: set-up", "", *(f"- {line}" for line in lines), ""])
-        with settings.summary_path.open("a", encoding="utf-8") as stream:
-            stream.write(redact(text) + "\n")
+        with files.open_append(settings.summary_path) as stream:  # never through a link
+            stream.write((redact(text) + "\n").encode("utf-8"))
     return 1 if any(found.ok is False for found in checks) else 0
 
 

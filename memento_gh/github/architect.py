@@ -20,6 +20,7 @@ from memento_gh.github.revision import latest_proposal, proposal_comment
 from memento_gh.layout import Layout
 from memento_gh.plan.meta import Settings
 from memento_gh.plan.model import BLOCKED, Plan
+from memento_gh.plan.risks import risks_added
 from memento_gh.plan.scanner import parse
 from memento_gh.redact import hidden_repr
 
@@ -95,16 +96,26 @@ def propose(
     flows.discard_revision(layout)  # the comment holds it from now on
     if not revision.diff:
         return f"the architect proposed no change for {control.task}"
+    redact = github.redact
+    warnings = [
+        redact(problem.message) for problem in risks_added(parse(text), parse(revision.text))
+    ]
     try:
         # The plan rides in the comment packed, where redacting the comment's text can't
         # see it: redact what is packed, and the diff with it.
-        redact = github.redact
-        body = proposal_comment(control.task or "", redact(revision.diff), redact(revision.text))
+        body = proposal_comment(
+            control.task or "", redact(revision.diff), redact(revision.text), warnings
+        )
     except ValueError as error:
         raise UserError(str(error)) from None
     if not dry_run:
         github.comment(issue, body)
-    return f"the architect proposed a revision of {control.task} on #{issue}"
+    said = f"the architect proposed a revision of {control.task} on #{issue}"
+    if warnings:
+        said += f"; it waits for a person's approval, for it has {len(warnings)} warning" + (
+            f"s, first: {warnings[0]}" if len(warnings) > 1 else f": {warnings[0]}"
+        )
+    return said
 
 
 def approve(

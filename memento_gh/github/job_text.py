@@ -10,6 +10,7 @@ from typing import Protocol
 from memento_gh.github import render
 from memento_gh.plan.model import Plan
 from memento_gh.plan.spend import Spend
+from memento_gh.runner_text import WorkflowCommand
 
 _ANNOTATION_LEVELS = ("debug", "notice", "warning", "error")
 
@@ -107,9 +108,10 @@ def annotation(
     file: str | None = None,
     line: int | None = None,
     title: str | None = None,
-) -> str:
+) -> WorkflowCommand:
     """A workflow command such as ``::error file=docs/MASTER_PLAN.md,line=3::message``,
-    escaped so that no value can end the command or start another."""
+    escaped so that no value can end the command or start another: memento's own, printed
+    as it is on a runner (``output.WorkflowCommand``)."""
     if level not in _ANNOTATION_LEVELS:
         raise ValueError(
             f"annotation level {level!r} is not one of {', '.join(_ANNOTATION_LEVELS)}"
@@ -120,7 +122,7 @@ def annotation(
         if value is not None
     ]
     head = f"::{level} {','.join(properties)}" if properties else f"::{level}"
-    return f"{head}::{_escape_data(message)}"
+    return WorkflowCommand(f"{head}::{_escape_data(message)}")
 
 
 def _escape_data(text: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from memento_gh.github import guidance, render
 from memento_gh.github.pulls import PullLike
 from memento_gh.plan.model import Plan
+from memento_gh.plan.risks import risk_problems
 
 DRAFT_KIND = "plan-draft"
 #: The commit status memento posts on the branch's head (pushes made with GITHUB_TOKEN start
@@ -81,6 +82,10 @@ def pull_body(plan: Plan, *, issue: int, plan_path: str, base: str) -> str:
         depends = ", ".join(f"Phase {number}" for number in phase.depends or ()) or "—"
         title = render.escape(phase.title) or "—"
         lines.append(f"| {phase.name} | {title} | {parallel} | {depends} | {len(phase.task_ids)} |")
+    warnings = risk_problems(plan)
+    if warnings:
+        lines += ["", "> [!WARNING]", "> Read this before you merge (the plan runs as it says):"]
+        lines += [f"> - {render.escape(problem.message, 400)}" for problem in warnings]
     lines += [
         "",
         f"**To apply it,** merge this pull request into `{base}`: memento's next run starts "

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from memento_gh import files
 from memento_gh.engine.records import TickResult
 from memento_gh.github import artifact, job_text
 from memento_gh.plan import spend
@@ -75,5 +76,6 @@ def _outputs(plan: Plan | None, report: Report) -> dict[str, str]:
 
 
 def _append(path: Path, text: str) -> None:
-    with path.open("a", encoding="utf-8") as stream:
-        stream.write(text)
+    # The runner's own files, which the agent may have found: never through a link.
+    with files.open_append(path) as stream:
+        stream.write(text.encode("utf-8"))

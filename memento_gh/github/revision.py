@@ -12,15 +12,16 @@ import re
 import zlib
 from collections.abc import Sequence
 
-from memento_gh.github.render import BODY_LIMIT, GENERATED_KIND, marker
+from memento_gh.github.render import BODY_LIMIT, GENERATED_KIND, escape, marker
 
 REVISION_KIND = "revision"
 APPROVE = "/memento approve"
 _PAYLOAD = re.compile(r"<!--[ \t]*memento:revision=(?P<value>[A-Za-z0-9_-]+)[ \t]*-->")
 
 
-def proposal_comment(task: str, diff: str, plan: str) -> str:
-    """The comment that proposes ``plan`` for ``task``; ValueError when it would not fit."""
+def proposal_comment(task: str, diff: str, plan: str, warnings: Sequence[str] = ()) -> str:
+    """The comment that proposes ``plan`` for ``task``, with the ``warnings`` a person
+    should read before approving it; ValueError when it would not fit."""
     packed = base64.urlsafe_b64encode(zlib.compress(plan.encode("utf-8"), 9)).decode()
     fence = "`" * max(3, _longest_backticks(diff) + 1)
     body = "\n".join(
@@ -33,6 +34,7 @@ def proposal_comment(task: str, diff: str, plan: str) -> str:
             diff.rstrip("\n"),
             fence,
             "",
+            *_warnings_block(warnings),
             f"Reply `{APPROVE}` to apply it (people with write access only). memento checks it "
             "again against the plan as it is then; nothing changes until someone approves.",
         ]
@@ -43,6 +45,19 @@ def proposal_comment(task: str, diff: str, plan: str) -> str:
             "run `memento plan revise` locally"
         )
     return body
+
+
+def _warnings_block(warnings: Sequence[str]) -> list[str]:
+    """What the proposal brings in that a person must weigh: a quoted alert, each warning
+    escaped (the architect wrote the plan they quote)."""
+    if not warnings:
+        return []
+    return [
+        "> [!WARNING]",
+        "> Read this before you approve (memento applies a proposal only when a person does):",
+        *(f"> - {escape(warning, 400)}" for warning in warnings),
+        "",
+    ]
 
 
 def read_proposal(body: str) -> str | None:

@@ -68,6 +68,9 @@ _KEYS = (
     MetaKey("max_tasks_per_tick", _positive, "tasks one tick may run back to back"),
     MetaKey("max_diff_lines", _positive, "changed lines above which a change is rejected"),
     MetaKey("max_file_size", _file_size, "file size above which a change is rejected"),
+    MetaKey(
+        "max_diff_bytes", _file_size, "bytes of changed files above which a change is rejected"
+    ),
     MetaKey("stale_lock_timeout", parse_duration, "age after which [~] is reset"),
     MetaKey("circuit_breaker_threshold", _positive, "failing ticks in a row that pause"),
     MetaKey("clean_strategy", _choice(CLEAN_STRATEGIES), "how a failure is undone"),
@@ -78,6 +81,8 @@ _KEYS = (
     MetaKey("total_tasks", _counter, "tasks in the plan (engine)"),
     MetaKey("completed_tasks", _counter, "tasks marked [x] (engine)"),
     MetaKey("consecutive_failed_ticks", _counter, "failing ticks in a row (engine)"),
+    MetaKey("max_deferrals", _positive, "deferred runs in a row that pause"),
+    MetaKey("consecutive_deferrals", _counter, "deferred runs in a row (engine)"),
     MetaKey("agent_timeout", parse_duration, "time limit of one agent run"),
     MetaKey("verify_timeout", parse_duration, "time limit of one verify run"),
     MetaKey("blocked_ratio_limit", values.parse_ratio, "blocked share that pauses"),
@@ -126,6 +131,7 @@ class Settings(NamedTuple):
     max_tasks_per_tick: int = 1
     max_diff_lines: int = 200
     max_file_size: int = 5 * 1000**2
+    max_diff_bytes: int = 10 * 1000**2
     stale_lock_timeout: float = 15 * 60
     circuit_breaker_threshold: int = 5
     clean_strategy: str = "git-clean"
@@ -136,6 +142,8 @@ class Settings(NamedTuple):
     total_tasks: int = 0
     completed_tasks: int = 0
     consecutive_failed_ticks: int = 0
+    max_deferrals: int = 5
+    consecutive_deferrals: int = 0
     agent_timeout: float = 30 * 60
     verify_timeout: float = 10 * 60
     blocked_ratio_limit: float = 0.3

@@ -58,6 +58,15 @@ CLAIM_ONLY_RUNNING = Rule(WARNING, "a task that is not [~] running has no `claim
 RETRIES_LEFT = Rule(WARNING, "a pending task has retries left (below max_retries)")
 NO_CYCLES = Rule(ERROR, "no dependency cycle among phases and tasks")
 COUNTERS = Rule(WARNING, "total_tasks and completed_tasks agree with the tasks (the engine counts)")
+DOWNLOADED_CODE = Rule(
+    WARNING,
+    "a task's verify runs no code it downloads (`curl … | sh`, `bash <(wget …)`): the check "
+    "lives in the repository",
+)
+UNGUARDED_TREE = Rule(
+    WARNING,
+    "a task whose context_files take in the whole tree (`[.]`, `[**]`) names guard_files",
+)
 
 #: Every rule, in the order above: the architect's prompt lists them so.
 RULES = (
@@ -80,4 +89,6 @@ RULES = (
     RETRIES_LEFT,
     NO_CYCLES,
     COUNTERS,
+    DOWNLOADED_CODE,
+    UNGUARDED_TREE,
 )

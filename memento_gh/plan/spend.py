@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import NamedTuple
 
 _PART = re.compile(r"(?P<count>\d+)\s+(?P<unit>in|out|ticks?)")
@@ -85,8 +85,11 @@ class DaySpend(NamedTuple):
 
 
 def format_usd(amount: Decimal) -> str:
-    """At least two decimals, at most six, no trailing zeros beyond two: ``0.25``, ``0.0247``."""
-    text = f"{amount.quantize(Decimal('0.000001')):f}"
+    """At least two decimals, at most six, no trailing zeros beyond two: ``0.25``, ``0.0247``.
+    Any finite amount (a plan may hold a large one): rounded with the digits it needs."""
+    with localcontext() as context:
+        context.prec = max(context.prec, amount.adjusted() + 8)
+        text = f"{amount.quantize(Decimal('0.000001')):f}"
     whole, _, cents = text.partition(".")
     return f"{whole}.{cents.rstrip('0').ljust(2, '0')}"
 

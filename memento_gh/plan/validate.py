@@ -21,6 +21,7 @@ from memento_gh.plan.model import (
     Problem,
     Task,
 )
+from memento_gh.plan.risks import risk_problems
 from memento_gh.plan.scanner import parse
 
 _KNOWN_FIELDS = frozenset(TASK_FIELDS)
@@ -66,6 +67,7 @@ def validate_plan(plan: Plan, modules: Collection[str] | None = None) -> list[Pr
     problems += _task_problems(plan, modules)
     problems += _cycle_problems(plan)
     problems += counter_problems(plan)
+    problems += risk_problems(plan)
     return sorted(problems, key=lambda problem: problem.line)
 
 

@@ -23,6 +23,8 @@ ESCAPER = AGENTS_DIR / "escaper.py"
 #: A hostile agent that leaves FIFOs, sockets, devices and links in the work tree.
 PLANTER = AGENTS_DIR / "planter.py"
 TAMPER = AGENTS_DIR / "tamper.py"
+#: A fake aider (``--agent aider``): hostile.py's steps, aider's usage report, its test-cmd.
+AIDER = AGENTS_DIR / "aider.py"
 
 Action = Mapping[str, Any]
 #: A task's entry: a list of actions, or ``{"attempts": [[...], [...]]}``.
@@ -42,12 +44,33 @@ def hostile_command() -> str:
 
 
 def hostile_env(
-    steps: Sequence[Action], *, home: Path, record: Path, attacker: str = ""
+    steps: Sequence[Action],
+    *,
+    home: Path,
+    record: Path,
+    attacker: str = "",
+    tasks: Mapping[str, Sequence[Action]] | None = None,
 ) -> dict[str, str]:
-    """The variable that tells ``hostile.py`` what to do: ``steps``, in the home folder
-    ``home`` (the test's own, never the user's), its planted programs recording to ``record``."""
-    spec = {"home": str(home), "record": str(record), "attacker": attacker, "steps": list(steps)}
+    """The variable that tells ``hostile.py`` what to do: ``steps`` (then ``tasks``' steps
+    for the task it runs), in the home folder ``home`` (the test's own, never the user's),
+    its planted programs recording to ``record``."""
+    spec = {
+        "home": str(home),
+        "record": str(record),
+        "attacker": attacker,
+        "steps": list(steps),
+        "tasks": {task: list(actions) for task, actions in (tasks or {}).items()},
+    }
     return {"MEMENTO_HOSTILE": json.dumps(spec)}
+
+
+def fake_aider_on_path(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """``PATH`` with a folder first whose ``aider`` is the fake (``aider.py``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / "aider"
+    if not link.exists():
+        link.symlink_to(AIDER)
+    return {"PATH": f"{folder}{os.pathsep}{environ.get('PATH', os.defpath)}"}
 
 
 def tamper_command() -> str:

@@ -15,7 +15,8 @@ What it does comes from ``MEMENTO_HOSTILE``, a JSON object::
     {"home": "/tmp/.../home",            must equal $HOME before any "~/" path is written
      "record": "/tmp/.../records",       where a planted program writes what it saw
      "attacker": "http://127.0.0.1:PORT/steal",
-     "steps": [...]}
+     "steps": [...],
+     "tasks": {"T-101": [...]}}         steps only for that task, after "steps"
 
 Steps run in order; in every string, ``{record}`` becomes the command line of the recorder,
 ``{attacker}`` the attacker's URL, ``{origin}`` the URL of the remote ``origin`` and ``~/``
@@ -28,12 +29,16 @@ Steps run in order; in every string, ``{record}`` becomes the command line of th
 - ``{"hook": NAME}``: an executable hook ``NAME`` in git's hooks folder that runs the
   recorder;
 - ``{"delete": PATH}`` (a folder with all in it too), ``{"chmod": PATH, "mode": "755"}``,
-  ``{"rename": PATH, "to": PATH}``, ``{"symlink": PATH, "to": TARGET}``, ``{"fifo": PATH}``;
+  ``{"rename": PATH, "to": PATH}``, ``{"symlink": PATH, "to": TARGET}``, ``{"fifo": PATH}``,
+  ``{"hardlink": PATH, "to": TARGET}`` (``PATH`` a second name of the file ``TARGET``; what
+  was at ``PATH`` is removed first);
 - ``{"git": [ARG, ...]}``: run git (with an identity of its own);
 - ``{"forge": REF, "path": PATH, "text": TEXT}``: a commit made with ``commit-tree`` on top of
   ``REF`` (HEAD's tree plus the file), put on ``REF`` with ``update-ref``: never ``git
   commit``, so no hook or HEAD move shows it;
-- ``{"dump_env": PATH}``: this process's environment, as JSON.
+- ``{"dump_env": PATH}``: this process's environment, as JSON;
+- ``{"print": TEXT}``: a line on stdout (a cost report, a provider's limit, a file name);
+- ``{"exit": CODE}``: stop here, exiting with ``CODE``.
 
 The recorder writes ``DIR/record-<pid>-<n>.json`` (its argv, environment and folder) and
 then behaves as the program git expects: it copies stdin to stdout (a filter), adding a line
@@ -64,7 +69,8 @@ def main(argv: list[str]) -> int:
         print("usage: hostile.py PROMPT_FILE [TASK_ID]", file=sys.stderr)
         return 2
     spec = json.loads(os.environ.get("MEMENTO_HOSTILE") or "{}")
-    for step in spec.get("steps", []):
+    task_steps = spec.get("tasks", {}).get(argv[1], []) if len(argv) > 1 else []
+    for step in [*spec.get("steps", []), *task_steps]:
         perform(step, spec)
     return 0
 
@@ -93,6 +99,11 @@ def perform(step: dict[str, Any], spec: dict[str, Any]) -> None:
             target.unlink()
     elif "symlink" in step:
         _path(fill(step["symlink"]), spec).symlink_to(fill(step["to"]))
+    elif "hardlink" in step:
+        link = _path(fill(step["hardlink"]), spec)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.unlink(missing_ok=True)
+        os.link(_path(fill(step["to"]), spec), link)
     elif "fifo" in step:
         os.mkfifo(_path(fill(step["fifo"]), spec))
     elif "rename" in step:
@@ -103,6 +114,11 @@ def perform(step: dict[str, Any], spec: dict[str, Any]) -> None:
         _git(*(fill(arg) for arg in step["git"]))
     elif "forge" in step:
         _forge(step["forge"], step["path"], step["text"])
+    elif "exit" in step:
+        sys.stdout.flush()
+        raise SystemExit(int(step["exit"]))
+    elif "print" in step:
+        print(fill(step["print"]), flush=True)
     elif "dump_env" in step:
         _path(fill(step["dump_env"]), spec).write_text(json.dumps(dict(os.environ)))
     else:

@@ -23,6 +23,7 @@ from memento_gh.engine.agents.presets import (
     agent_argv,
     agent_env,
     prepare_run,
+    quoted_verify,
     run_agent,
 )
 from memento_gh.errors import UserError
@@ -121,8 +122,9 @@ def test_aider_takes_the_message_file_never_commits_and_gets_the_single_context_
         assert flag in argv
     files = [item for item in argv if item.startswith("--file=")]
     assert files == ["--file=src/a.py", "--file=docs/notes.md"]
-    # aider has no shell: its test command runs the verify after each edit.
-    assert follows(argv, "--test-cmd", "pytest -q tests/test_a.py", "--auto-test")
+    # aider has no shell: its test command runs the verify after each edit, its output
+    # quoted (aider prints it among its own cost reports).
+    assert follows(argv, "--test-cmd", quoted_verify("pytest -q tests/test_a.py"), "--auto-test")
     assert follows(argv, "--map-tokens", "0")
     assert follows(argv, "--aiderignore", str(long_prompt.with_name("prompt.aiderignore")))
 

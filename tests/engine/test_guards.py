@@ -401,3 +401,28 @@ def test_a_nested_repository_is_checked_as_a_whole_directory() -> None:
     assert check([nested], make_task("[src/]", guard="[src/vendor]")) == [
         (GUARD_FILE, "src/vendor/")
     ]
+
+
+def test_the_bytes_of_the_files_a_change_adds_or_changes_are_held_to_max_diff_bytes() -> None:
+    """Text and binary alike, each at its whole size; a deleted file holds nothing."""
+    changes = [
+        FileChange("src/a.txt", "untracked", 1, 0, False),
+        FileChange("src/b.bin", "modified", 0, 0, True),
+        FileChange("src/gone.txt", "deleted", 0, 1, False),
+    ]
+    sizes = {"src/a.txt": 700, "src/b.bin": 400}
+    task = make_task("[src/]")
+
+    found = check_guards(
+        changes, task, max_diff_lines=200, protected=(), sizes=sizes, max_diff_bytes=1000
+    )
+    within = check_guards(
+        changes, task, max_diff_lines=200, protected=(), sizes=sizes, max_diff_bytes=1100
+    )
+
+    assert [violation.rule for violation in found] == ["diff_too_many_bytes"]
+    assert found[0].message.startswith(
+        "the files the change adds or changes hold 1.1 kB (2 files, the largest src/a.txt), "
+        "more than max_diff_bytes (1 kB)"
+    )
+    assert within == []

@@ -92,3 +92,57 @@ def test_binary_files_below_the_size_limit_count_in_the_diff_guard(tmp_path: Pat
         "more than max_diff_lines (200)",
         *(str(blob["blob"]) for blob in blobs),
     )
+
+
+@pytest.mark.timeout(60)
+def test_long_lined_text_files_below_every_other_limit_are_held_to_max_diff_bytes(
+    tmp_path: Path,
+) -> None:
+    """Ten text files of 4.9 MB, one line each: each below max_file_size, ten lines in all
+    under max_diff_lines; the 49 MB they hold is more than one change may bring (issue
+    #27, class 6)."""
+    project = data_project(tmp_path)
+    texts = [
+        {"long_lines": f"src/data/part_{index}.txt", "lines": 1, "width": 4_900_000}
+        for index in range(10)
+    ]
+
+    tamper_tick(project, [*good("T-101"), *texts])
+
+    rolled_back_because(
+        project,
+        "the files the change adds or changes hold 49 MB (11 files, the largest "
+        "src/data/part_0.txt), more than max_diff_bytes (10 MB)",
+        *(str(text["long_lines"]) for text in texts),
+    )
+    assert project.dirty() == []
+
+
+@pytest.mark.timeout(60)
+def test_max_diff_bytes_counts_binary_files_with_the_text_ones(tmp_path: Path) -> None:
+    """Under the plan's own 1 MB: a binary of 600 kB (24 lines' worth) and a text of 500 kB
+    on two lines pass every other limit, not this one."""
+    project = data_project(tmp_path, max_diff_bytes="1MB")
+    steps: list[Action] = [
+        *good("T-101"),
+        {"blob": DATA, "size": 600_000},
+        {"long_lines": "src/data/notes.txt", "lines": 2, "width": 250_000},
+    ]
+
+    tamper_tick(project, steps)
+
+    rolled_back_because(project, "more than max_diff_bytes (1 MB)", DATA, "src/data/notes.txt")
+
+
+@pytest.mark.timeout(60)
+def test_a_change_within_max_diff_bytes_lands(tmp_path: Path) -> None:
+    project = data_project(tmp_path, max_diff_bytes="1MB")
+    steps: list[Action] = [
+        *good("T-101"),
+        {"long_lines": "src/data/notes.txt", "lines": 2, "width": 200_000},
+    ]
+
+    tamper_tick(project, steps)
+
+    assert project.marker("T-101") == "x"
+    assert "src/data/notes.txt" in project.committed_files()

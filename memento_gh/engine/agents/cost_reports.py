@@ -1,9 +1,15 @@
 """What an agent's run cost, from the report the agent prints itself: tokens in and out, and
 the price where the CLI gives one. Each reader follows the real CLI's output, as measured
-against the scripted model server (``testing/AGENT_FINDINGS.md``). Text in, dict out."""
+against the scripted model server (``testing/AGENT_FINDINGS.md``). Text in, dict out.
+
+The output is the agent's, and what it ran printed into it: its figures are data. A price
+or a count no run can have (negative, not a number, infinite, above ``MOST_USD`` or
+``MOST_TOKENS``) is left out of the report, and its ``refused`` says so in one line, so that
+no sum or rounding downstream ever meets it."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -21,6 +27,18 @@ COST_KEYS = (
     "turns",
     "duration_ms",
     "status",
+)
+#: The most one agent run is believed to cost, in USD, and to use, in tokens: far above any
+#: real run, and small enough that every sum of runs stays an ordinary number.
+MOST_USD = 10_000
+MOST_TOKENS = 10**10
+_COUNT_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "turns",
+    "duration_ms",
 )
 
 
@@ -50,9 +68,43 @@ def blank_report(agent: str) -> dict[str, Any]:
 
 
 def _cost(agent: str, **values: Any) -> dict[str, Any]:
+    """The report of ``agent``; ``cost_usd`` as the agent gave it (any JSON value), every
+    figure checked: one that no run can have is None, and ``refused`` names it."""
     report: dict[str, Any] = dict.fromkeys(COST_KEYS)
     report.update(values, agent=agent)
+    refused = []
+    price = report["cost_usd"]
+    if price is not None:
+        report["cost_usd"] = _price(price)
+        if report["cost_usd"] is None:
+            refused.append(f"a price of {_shown(price)}")
+    for key in _COUNT_KEYS:
+        count = report[key]
+        if count is not None and not 0 <= count <= MOST_TOKENS:
+            refused.append(f"{key.replace('_', ' ')} {_shown(count)}")
+            report[key] = None
+    if refused:
+        report["refused"] = (
+            f"the agent's cost report gave {', '.join(refused)}, which no run has: "
+            "left out of the spend"
+        )
     return report
+
+
+def _price(value: Any) -> float | None:
+    """A run's price in USD from the report's value: None unless it is a number from 0 to
+    ``MOST_USD``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not (math.isfinite(value) and 0 <= value <= MOST_USD):
+        return None
+    return float(value)
+
+
+def _shown(value: Any) -> str:
+    """A figure of the report as a message quotes it: short, on one line."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _claude_cost(output: str) -> dict[str, Any] | None:
@@ -74,7 +126,7 @@ def _claude_cost(output: str) -> dict[str, Any] | None:
         )
     return _cost(
         "claude",
-        cost_usd=_number(result.get("total_cost_usd", result.get("cost_usd"))),
+        cost_usd=result.get("total_cost_usd", result.get("cost_usd")),
         input_tokens=fresh + read + write,
         output_tokens=output_tokens,
         cache_read_tokens=read,
@@ -125,8 +177,9 @@ def _codex_cost(output: str) -> dict[str, Any] | None:
 
 
 _AIDER_AMOUNT = r"[\d.,]+[kKmM]?"
+# A report starts a line: what verify prints comes quoted (``quoted_output.py``).
 _AIDER_USAGE = re.compile(
-    rf"Tokens: (?P<sent>{_AIDER_AMOUNT}) sent"
+    rf"(?m)^Tokens: (?P<sent>{_AIDER_AMOUNT}) sent"
     rf"(?:, (?P<write>{_AIDER_AMOUNT}) cache write)?"
     rf"(?:, (?P<hit>{_AIDER_AMOUNT}) cache hit)?"
     rf", (?P<received>{_AIDER_AMOUNT}) received\."
@@ -139,8 +192,11 @@ def _aider_cost(output: str) -> dict[str, Any] | None:
     # cost is cumulative (the last one wins). Counts like "2.3k" are aider's rounding.
     if "Tokens: " not in output:  # every report starts so; the pattern is compiled on demand
         return None
-    sent = received = hit = write = 0
-    session: float | None = None
+    sent: float = 0
+    received: float = 0
+    hit: float = 0
+    write: float = 0
+    session: float | str | None = None
     replies = 0
     for found in _AIDER_USAGE.finditer(output):
         replies += 1
@@ -149,7 +205,7 @@ def _aider_cost(output: str) -> dict[str, Any] | None:
         hit += _aider_count(found["hit"])
         write += _aider_count(found["write"])
         if found["session"] is not None:
-            session = float(found["session"])
+            session = _aider_price(found["session"])
     if not replies:
         return None
     return _cost(
@@ -163,16 +219,28 @@ def _aider_cost(output: str) -> dict[str, Any] | None:
     )
 
 
-def _aider_count(text: str | None) -> int:
+def _aider_count(text: str | None) -> float:
+    """A count as aider prints it (``2.3k``); infinite when it is too large to be one, so
+    that the report refuses the sum."""
     if not text:
         return 0
     text = text.replace(",", "")
     scale = {"k": 1_000, "m": 1_000_000}.get(text[-1].lower(), 1)
     number = text[:-1] if scale > 1 else text
     try:
-        return round(float(number) * scale)
+        value = float(number) * scale
     except ValueError:
         return 0
+    return round(value) if math.isfinite(value) else math.inf
+
+
+def _aider_price(text: str) -> float | str:
+    """The session's price as aider prints it; the text itself when it reads as no number
+    (``_cost`` refuses it)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _gemini_cost(output: str) -> dict[str, Any] | None:
@@ -230,7 +298,7 @@ def _openclaw_cost(output: str) -> dict[str, Any] | None:
     return _cost(
         "openclaw",
         model=f"{provider}/{model}" if provider and model and not meta else None,
-        cost_usd=_number(found.get("costUsd", _dict(usage.get("cost")).get("total"))),
+        cost_usd=found.get("costUsd", _dict(usage.get("cost")).get("total")),
         input_tokens=fresh + read + write,
         output_tokens=output_tokens,
         cache_read_tokens=read,
@@ -311,12 +379,8 @@ def _text(value: Any) -> str | None:
 
 
 def _int(value: Any) -> int | None:
+    """A count from the report, None when it is no finite number (``_cost`` checks what the
+    counts add up to)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return int(value)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
+    return int(value) if math.isfinite(value) else None

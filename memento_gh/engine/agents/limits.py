@@ -23,6 +23,8 @@ from memento_gh.plan.values import format_time
 
 #: The most characters of the agent's words a status entry shows.
 WORDS_CHARS = 300
+#: The furthest ahead a provider's "try again" time is read: a week's quota and then some.
+MOST_WAIT = timedelta(days=31)
 #: HTTP statuses that mean "not now": too many requests, unavailable, overloaded.
 LIMIT_STATUSES = frozenset({429, 503, 529})
 
@@ -198,6 +200,9 @@ def _limit(words: str, now: datetime, local: tzinfo) -> Limit:
         found = read(words, now, local)
         if found is not None:
             said, at = found
+            # The words are the agent's output: a time no provider gives is none at all.
+            if at is not None and not now - timedelta(days=1) <= at <= now + MOST_WAIT:
+                at = None
             return Limit(one_line, at, said)
     return Limit(one_line)
 
@@ -247,8 +252,10 @@ def _read_after(words: str, now: datetime, local: tzinfo) -> tuple[str, datetime
         return None
     unit = found["unit"].lower()
     scale = _UNITS.get(unit) or _UNITS[unit[0]]
-    seconds = math.ceil(float(found["amount"]) * scale)
-    return found[0], now + timedelta(seconds=seconds)
+    seconds = float(found["amount"]) * scale
+    if not seconds <= MOST_WAIT.total_seconds():  # infinite too: no time that reads
+        return found[0], None
+    return found[0], now + timedelta(seconds=math.ceil(seconds))
 
 
 def _clock(text: str) -> tuple[int, int] | None:

@@ -146,13 +146,24 @@ def _aider(run: AgentRun) -> list[str]:
         str(run.beside_prompt("aiderignore")),
     ]
     if run.task.verify:
-        # aider has no shell: its test command is how it runs the verify, after each edit.
-        argv += ["--test-cmd", run.task.verify, "--auto-test"]
+        # aider has no shell: its test command is how it runs the verify, after each edit,
+        # with its output quoted: aider prints it among its own usage reports.
+        argv += ["--test-cmd", quoted_verify(run.task.verify), "--auto-test"]
     if run.proposal_file is not None:
         # The architect: aider edits only the files in its chat, and skips a file git
         # ignores (the proposal is in .git/info/exclude) unless told to take it.
         argv += ["--add-gitignore-files", f"--file={run.proposal_file}"]
     return argv + [f"--file={path}" for path in aider_files(run.task)]
+
+
+def quoted_verify(verify: str) -> str:
+    """The shell line that runs ``verify`` with each line of its output quoted
+    (``quoted_output.py``), so that no line of it reads as the agent's cost report."""
+    import sys
+
+    from memento_gh.engine.agents import quoted_output
+
+    return shlex.join([sys.executable, "-I", quoted_output.__file__, verify])
 
 
 def _gemini(run: AgentRun) -> list[str]:

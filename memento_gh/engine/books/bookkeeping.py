@@ -77,7 +77,7 @@ def success_edits(plan: Plan, task_id: str, tick: int) -> list[editor.Edit]:
     """``[x]``, the claim gone, the counters up to date."""
     edits = [editor.set_status(plan, task_id, DONE), *_unclaim(plan, task_id)]
     done = sum(1 for task in plan.tasks if task.marker == DONE or task.id == task_id)
-    return edits + counter_edits(plan, tick, completed=done, failed_ticks=0)
+    return edits + counter_edits(plan, tick, completed=done, failed_ticks=0) + _deferrals(plan, 0)
 
 
 def failure_edits(
@@ -92,7 +92,7 @@ def failure_edits(
         *_unclaim(plan, task_id),
     ]
     failed_ticks = plan.settings.consecutive_failed_ticks + (1 if first_of_tick else 0)
-    return edits + counter_edits(plan, tick, failed_ticks=failed_ticks)
+    return edits + counter_edits(plan, tick, failed_ticks=failed_ticks) + _deferrals(plan, 0)
 
 
 def spend_edits(
@@ -126,9 +126,20 @@ def spend_edits(
 
 def deferral_edits(plan: Plan, task_id: str, tick: int) -> list[editor.Edit]:
     """``[ ]`` again, the claim gone, the tick counted; no retry and no failed tick: the
-    provider's limit is not the task's doing."""
+    provider's limit is not the task's doing. The deferrals in a row are counted, for the
+    circuit breaker: an agent that says a limit every time (or a provider that never takes
+    work again) would otherwise defer its task forever, and no person would hear of it."""
     edits = [editor.set_status(plan, task_id, PENDING), *_unclaim(plan, task_id)]
-    return edits + counter_edits(plan, tick)
+    in_a_row = plan.settings.consecutive_deferrals + 1
+    return edits + counter_edits(plan, tick) + _deferrals(plan, in_a_row)
+
+
+def _deferrals(plan: Plan, count: int) -> list[editor.Edit]:
+    """``consecutive_deferrals`` set to ``count``: a plan that never deferred keeps no
+    such line."""
+    if count == plan.settings.consecutive_deferrals:
+        return []
+    return [editor.set_meta(plan, "consecutive_deferrals", str(count))]
 
 
 def counter_edits(

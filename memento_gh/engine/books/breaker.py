@@ -1,7 +1,8 @@
 """The circuit breaker: when to stop ticking and wait for a person. Pure rules.
 
-Too many ticks failed in a row, too large a share of blocked tasks, or too little free disk
-pause the pipeline (``tick_mode: paused``) until a person resumes it.
+Too many ticks failed in a row, too many task runs deferred in a row on a provider limit,
+too large a share of blocked tasks, or too little free disk pause the pipeline
+(``tick_mode: paused``) until a person resumes it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ def breaker_reason(plan: Plan, free_disk: int | None) -> str | None:
         return (
             f"{failed} ticks in a row failed (circuit_breaker_threshold is "
             f"{settings.circuit_breaker_threshold})"
+        )
+    deferred = settings.consecutive_deferrals
+    if deferred >= settings.max_deferrals:
+        return (
+            f"{deferred} task runs in a row were deferred on a provider limit (max_deferrals "
+            f"is {settings.max_deferrals}): the agent's provider takes no work, or the agent "
+            "only says so; read the last entries' Provider Limit, then `memento resume`"
         )
     total = len(plan.tasks)
     blocked = sum(1 for task in plan.tasks if task.marker == BLOCKED)

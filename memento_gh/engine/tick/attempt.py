@@ -57,6 +57,7 @@ def attempt(session: Session, claim: Claim) -> Attempt:
             protected=guards.protected_paths(session.layout.plan_dir),
             max_file_size=settings.max_file_size,
             sizes=session.workspace.sizes(changes),
+            max_diff_bytes=settings.max_diff_bytes,
         )
         violations += [violation.message for violation in found]
         if violations or failure or limit:
@@ -185,7 +186,11 @@ def _agent_argv(session: Session, run: presets.AgentRun) -> list[str]:
 
 
 def _tell_spend(session: Session, log: BinaryIO, ran: AgentResult) -> None:
-    """The run's cost report, said and kept in the tick's log."""
+    """The run's cost report, said and kept in the tick's log (and what of it was refused)."""
+    refused = ran.cost.get("refused") if ran.cost else None
+    if refused:
+        session.say(f"  agent spend: {refused}")
+        log.write(f"\n[memento] {refused}\n".encode())
     said = status_log.cost_text(ran.cost)
     if said:
         session.say(f"  agent spend: {said}")
