@@ -28,6 +28,7 @@ BUDGETS = {"steady-state scheduled tick": 3, "scheduled tick that blocks a task"
 def measure(name: str, prepare: Scenario, measured: Scenario) -> tuple[str, int, str]:
     with tempfile.TemporaryDirectory() as folder, FakeGitHub(REPOSITORY, TOKEN) as github:
         github.set_permission("alice", "admin")
+        github.set_policy(actions_may_open_pulls=True)  # set up as the README's checklist says
         project = ActionProject(Path(folder), github)
         prepare(project, github)
         github.reset_requests()

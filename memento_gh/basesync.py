@@ -36,14 +36,6 @@ def commits_since(root: Path, ref: str) -> list[tuple[str, str]]:
     return found
 
 
-def recent_commits(root: Path, count: int = 200) -> list[tuple[str, str]]:
-    """(SHA, subject) of HEAD's last ``count`` commits, newest first."""
-    text = gitrun.output(root, "log", "-n", str(count), "--format=%H%x00%s", "HEAD")
-    return [
-        (sha, subject) for sha, _, subject in (line.partition("\0") for line in text.splitlines())
-    ]
-
-
 def lacks(root: Path, ref: str) -> bool:
     """True when ``ref`` has commits HEAD lacks (the base moved)."""
     return gitrun.output(root, "rev-list", "--count", f"HEAD..{ref}") not in ("", "0")

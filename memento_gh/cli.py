@@ -296,6 +296,15 @@ def _learn_options(parser: argparse.ArgumentParser) -> None:
     _wait_option(parser)
 
 
+def _github_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="read the set-up (the token, issues, the pull request, push-token, the branch's "
+        "protection), print the checklist and change nothing; exit 1 when something fails",
+    )
+
+
 def _dashboard_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
@@ -483,7 +492,7 @@ COMMANDS = (
     Command(
         "github",
         "run one step of the GitHub Action (reads the workflow's environment)",
-        _no_options,
+        _github_options,
         "memento_gh.commands.github",
         description="What action.yml runs: route the workflow event, check out the memento "
         "branch, apply controls, tick, push, sync the issues and the dashboard. Configured by the "

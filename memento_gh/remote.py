@@ -127,6 +127,17 @@ def read_endpoint(root: Path, remote: str = "origin", token: str | None = None) 
     return Endpoint(remote, fetch_url, push_url, token, settings, identity)
 
 
+class PushRefused(UserError):
+    """The remote refused a push for a reason of its own (not a race): ``said`` is its own
+    words, the ``remote:`` lines and the refused ref's status (GitHub's "refusing to allow
+    a GitHub App to create or update workflow …", "GH006: Protected branch update failed …"),
+    for a caller that words the fix."""
+
+    def __init__(self, message: str, said: str) -> None:
+        super().__init__(message)
+        self.said = said
+
+
 class PushResult(NamedTuple):
     """What a push did. ``attempts`` counts ``git push`` runs (0: there was nothing to push)."""
 
@@ -342,7 +353,7 @@ def replace_branch(root: Path, endpoint: Endpoint, branch: str, expected: str) -
     if done.returncode == 0:
         gitrun.check(top, "update-ref", _tracking(endpoint.name, branch), head)
         return ""
-    return _scrub(gitrun.reason(done), endpoint.token)
+    return _scrub(remote_said(done) or gitrun.reason(done), endpoint.token)
 
 
 class SharedBranch:
@@ -709,10 +720,17 @@ def _try_push(
     if refused and all(_RACE.search(line[2]) for line in refused):
         return summary.rpartition("(")[2].rstrip(")") if summary.endswith(")") else summary
     summary = _scrub("; ".join(line[2] for line in refused) or summary, token)
-    raise UserError(
-        f"{_where(end.name, url, token)} refused the push to {branch}: {summary}. Allow this "
-        f"token to push to {branch} (branch protection rules, `permissions: contents: write`) "
-        "or choose another branch"
+    said = _scrub(remote_said(done), token)
+    fix = (
+        "A change of .github/workflows/ needs a token with the `workflows` permission"
+        if "`workflows` permission" in said
+        else f"Allow this token to push to {branch} (branch protection rules, `permissions: "
+        "contents: write`) or choose another branch"
+    )
+    quoted = f" (“{said}”)" if said else ""
+    raise PushRefused(
+        f"{_where(end.name, url, token)} refused the push to {branch}: {summary}{quoted}. {fix}",
+        said or summary,
     )
 
 
@@ -908,6 +926,15 @@ def _header_url(remote_url: str) -> str | None:
 def _where(remote: str, url: str, token: str | None) -> str:
     """The remote as messages name it: its name and URL, without credentials or the token."""
     return f"{remote} ({_scrub(_URL_USERINFO.sub('', url), token)})"
+
+
+def remote_said(done: gitrun.Ran) -> str:
+    """What the remote itself said about a refused push (its ``remote:`` lines, as one
+    line), when it said anything: GitHub names the rule a push broke there."""
+    lines = [line.strip() for line in os.fsdecode(done.stderr).splitlines()]
+    said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
+    said = [line.removeprefix("error:").strip() for line in said]
+    return " ".join(line for line in said if line and not line.startswith("Resolving deltas"))
 
 
 def _scrub(text: str, token: str | None) -> str:

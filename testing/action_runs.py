@@ -6,8 +6,9 @@ second clone that pushes, and ``BusyGitHub`` has it push while a run reads the c
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -19,9 +20,10 @@ from memento_gh.github.sync import GitHub
 from memento_gh.layout import Layout
 from memento_gh.plan.model import Plan
 from memento_gh.plan.scanner import parse
+from testing import fake_origin
 from testing.agents import Script, scripted_command, scripted_env, write_script
 from testing.fake_github import FakeGitHub, Response
-from testing.repos import bare_repo, clone, commit_all, git, init_repo, write
+from testing.repos import GitHttpServer, bare_repo, clone, commit_all, git, init_repo, write
 from testing.ticks import CLEANIGNORE, GITIGNORE, GUARD, NOTES, STATUS, UNSET, one_phase, plan_of
 
 REPOSITORY = "octo/project"
@@ -42,6 +44,7 @@ class ActionProject:
         self.tmp = tmp_path
         self.github = github
         self.origin = bare_repo(tmp_path / "origin.git")
+        fake_origin.install(self.origin)  # GitHub's push policies (the workflow token's)
         seed = init_repo(tmp_path / "seed")
         contents = {
             "docs/MASTER_PLAN.md": plan if plan is not None else plan_of([one_phase()]),
@@ -132,6 +135,14 @@ class ActionProject:
         )
         env.update(extra or {})
         return env
+
+    @contextlib.contextmanager
+    def served(self, also: Sequence[str] = (), *, workflows: Sequence[str] = ()) -> Iterator[str]:
+        """The origin over HTTP, as GitHub serves it to the workflow's token (and ``also``
+        to push tokens; ``workflows``: those with the ``workflows`` permission): yields the
+        URL for ``run(origin_url=…)``. Its pre-receive hook refuses what GitHub refuses."""
+        with GitHttpServer(self.origin.parent, TOKEN, also, workflows=workflows) as server:
+            yield server.url(self.origin.name)
 
     def create_branch(self, branch: str = "memento") -> None:
         """The branch on the origin, as the first run leaves it (at ``main``)."""

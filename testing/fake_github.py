@@ -7,7 +7,9 @@ requests included, flagged with ``pull_request``, as GitHub lists them), issue c
 comment reactions, labels, collaborator permissions, pull requests (list, create, get,
 edit, merged state, requested reviewers), a commit's check runs, its statuses (created
 with ``POST /statuses/{sha}``, listed) and its combined status (testing/fake_pulls.py),
-and two corners of the GraphQL API: marking a pull request ready
+GitHub's policies, each behind a switch at GitHub's default (testing/fake_policies.py:
+who may open a pull request, drafts, body limits, private membership, protected branches,
+dispatches), and two corners of the GraphQL API: marking a pull request ready
 for review, and an issue's body and its edit history (``userContentEdits``: who changed the
 body to what, newest first, as GitHub lists them). Anything else answers GitHub's 404.
 
@@ -86,6 +88,8 @@ from types import TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from testing import fake_policies
+from testing.fake_policies import PoliciesMixin
 from testing.fake_pulls import PullsMixin
 
 JSON = dict[str, Any]
@@ -158,7 +162,7 @@ def _now() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 
-class FakeGitHub(PullsMixin):
+class FakeGitHub(PullsMixin, PoliciesMixin):
     """GitHub for one repository, in memory, behind a real HTTP server.
 
     ``token`` is the credential of ``login`` (``Authorization: token …`` or ``Bearer …``),
@@ -601,11 +605,12 @@ class FakeGitHub(PullsMixin):
             requests["log"].append([method, shown, response.status])
             total = int(requests["total"])
             self._save()
-        remaining = max(RATE_LIMIT - total, 0)
+        limit = self._rate_limit_of(headers)  # the workflow's token gets fewer (policies)
+        remaining = max(limit - total, 0)
         extra = {
-            "x-ratelimit-limit": str(RATE_LIMIT),
+            "x-ratelimit-limit": str(limit),
             "x-ratelimit-remaining": str(remaining),
-            "x-ratelimit-used": str(RATE_LIMIT - remaining),
+            "x-ratelimit-used": str(limit - remaining),
             "x-ratelimit-reset": str(int((_now() + timedelta(hours=1)).timestamp())),
             "x-ratelimit-resource": "core",
             "x-github-api-version-selected": API_VERSION,
@@ -660,6 +665,8 @@ class FakeGitHub(PullsMixin):
 
     def _fault_response(self, fault: JSON) -> Response:
         status = int(fault["status"])
+        if fault.get("secondary"):
+            return _error(403, fake_policies.SECONDARY.format(id=f"FAKE:{self._used():08d}"))
         if fault["rate_limit"]:
             wait = int(fault["retry_after"] or 0)
             reset = int((_now() + timedelta(seconds=wait)).timestamp())
@@ -701,6 +708,7 @@ class FakeGitHub(PullsMixin):
         if unquote(path).lower() != prefix and not path.lower().startswith(prefix + "/"):
             raise _Problem(404, "Not Found")
         rest = path[len(prefix) :]
+        self._police(method, unquote(rest), body)  # what GitHub's policies refuse
         for verb, pattern, handler in _ROUTES:
             match = pattern.fullmatch(rest)
             if match and verb == method:
@@ -720,7 +728,7 @@ class FakeGitHub(PullsMixin):
                 "node_id": "R_fake1",
                 "name": name,
                 "full_name": self.repository,
-                "private": False,
+                "private": bool(self.policies()["private"]),
                 "owner": self._render_user(owner, self._user(owner)),
                 "html_url": f"{self.web_url}/{self.repository}",
                 "description": None,
@@ -733,7 +741,7 @@ class FakeGitHub(PullsMixin):
                 "open_issues_count": sum(
                     issue["state"] == "open" for issue in self._state["issues"]
                 ),
-                "visibility": "public",
+                "visibility": "private" if self.policies()["private"] else "public",
                 "archived": False,
                 "disabled": False,
             },
@@ -981,7 +989,7 @@ class FakeGitHub(PullsMixin):
             root: JSON = {
                 "__typename": "Query",
                 "repository": self._graph_repository,
-                "viewer": lambda: self._graph_actor(self._acting),  # the token's user
+                "viewer": self._graph_viewer,  # the token's user, a User (policies)
             }
             if parser.operation == "mutation":
                 root = {
@@ -1099,6 +1107,9 @@ class FakeGitHub(PullsMixin):
     def _association(self, login: str) -> str:
         if login.lower() == self.repository.split("/")[0].lower():
             return "OWNER"
+        member = self._member_association(login)  # private membership hides MEMBER
+        if member is not None:
+            return member
         if login in self._state["permissions"]:
             return "COLLABORATOR"
         return "NONE"
@@ -1690,6 +1701,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Endpoint]] = [
         ("GET", r"/commits/([^/]+)/statuses", FakeGitHub._list_statuses),
         ("GET", r"/statuses/([^/]+)", FakeGitHub._list_statuses),  # the older path to it
         ("POST", r"/statuses/([^/]+)", FakeGitHub._create_status),
+        *fake_policies.ROUTES,
     )
 ]
 
@@ -1706,6 +1718,9 @@ _CONTROLS: dict[str, Callable[..., Any]] = {
     "/_fake/pull-merges": FakeGitHub.merge_pull,
     "/_fake/check-runs": FakeGitHub.add_check_run,
     "/_fake/statuses": FakeGitHub.add_status,
+    "/_fake/policies": FakeGitHub.set_policy,
+    "/_fake/members": FakeGitHub.add_member,
+    "/_fake/protected-branches": FakeGitHub.protect_branch,
 }
 
 
@@ -1723,7 +1738,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         response = self.server.fake.handle(self.command, self.path, dict(self.headers), raw)
-        if isinstance(response.body, str):
+        if response.status == 204:
+            payload, kind = b"", "application/json; charset=utf-8"  # No Content: no body
+        elif isinstance(response.body, str):
             payload = response.body.encode("utf-8")
             kind = "text/html; charset=utf-8"
         else:

@@ -355,6 +355,11 @@ class PullsMixin:
             if status["sha"] == sha:
                 latest[status["context"]] = status  # the newest status of each context counts
         states = {status["state"] for status in latest.values()}
+        # The statuses come a page at a time, like a list's (30 unless per_page says more,
+        # up to 100); the state and total_count are of them all.
+        per_page = min(max(int(query.get("per_page") or 30), 1), 100)
+        page = max(int(query.get("page") or 1), 1)
+        shown = list(latest.values())[(page - 1) * per_page : page * per_page]
         if states & {"error", "failure"}:
             combined = "failure"
         elif "pending" in states or not states:
@@ -367,7 +372,7 @@ class PullsMixin:
                 "state": combined,
                 "sha": sha,
                 "total_count": len(latest),
-                "statuses": [self._render_status(status) for status in latest.values()],
+                "statuses": [self._render_status(status) for status in shown],
                 "commit_url": f"{self.repo_url}/commits/{sha}",
                 "url": f"{self.repo_url}/commits/{sha}/status",
             },

@@ -160,9 +160,19 @@ class GitHttpServer:
     unless the request carries exactly one Authorization header, the one GitHub's
     ``x-access-token`` basic auth gives for ``token``. ``requests`` keeps every request's
     headers, for tests to read what git sent. Use it as a context manager. ``also``: other
-    tokens it accepts as well (a push token beside the workflow's)."""
+    tokens it accepts as well (a push token beside the workflow's). ``workflows``: the
+    tokens that have GitHub's ``workflows`` permission (none, by default, as for the
+    workflow's own token): the origin's hooks read which kind pushes
+    (``testing/fake_origin.py``)."""
 
-    def __init__(self, project_root: Path, token: str, also: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        project_root: Path,
+        token: str,
+        also: Sequence[str] = (),
+        *,
+        workflows: Sequence[str] = (),
+    ) -> None:
         import base64
         import http.server
         import shutil
@@ -173,6 +183,7 @@ class GitHttpServer:
 
         self.expected = header(token)
         self.accepted = {header(secret).lower() for secret in (token, *also)}
+        may_change_workflows = {header(secret).lower() for secret in workflows}
         self.requests: list[Message] = []
         backend = [shutil.which("git") or "git", "http-backend"]
         server = self
@@ -211,6 +222,10 @@ class GitHttpServer:
                     "REMOTE_ADDR": "127.0.0.1",
                     "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
                     "HTTP_GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+                    # Which kind of token pushes, for the origin's pre-receive hook.
+                    "FAKE_GITHUB_WORKFLOWS": (
+                        "yes" if sent[0].lower() in may_change_workflows else "no"
+                    ),
                 }
                 done = subprocess.run(
                     backend, input=body, env=environ, capture_output=True, check=False

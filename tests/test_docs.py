@@ -262,3 +262,29 @@ def test_the_readme_lists_the_permissions_the_workflow_asks_for_with_its_reasons
         assert "Allow GitHub Actions to create and approve pull requests" in words(template)
     own = (ROOT / ".github" / "workflows" / "memento.yml").read_text(encoding="utf-8")
     assert job_permissions(own) == listed
+
+
+def test_the_set_up_checklist_names_each_setting_as_the_template_and_the_messages_do() -> None:
+    """Where to click is said one way (``github/guidance.py``, which every message about a
+    GitHub refusal takes its words from): the README's checklist and the template say the
+    same (issue #29)."""
+    from memento_gh.github import guidance
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    checklist = words(
+        readme[readme.index("## Set up on GitHub") : readme.index("## Documentation")]
+    )
+    everywhere = (
+        guidance.SECRETS,
+        guidance.WORKFLOW_PERMISSIONS,
+        guidance.PULLS_SETTING,
+        guidance.CONTENTS_PERMISSION,
+        guidance.WORKFLOWS_PERMISSION,
+        guidance.PUSH_TOKEN_INPUT,
+    )
+    for phrase in (*everywhere, guidance.ISSUES_SETTING, guidance.BRANCH_RULES, guidance.RULESETS):
+        assert phrase in checklist, phrase
+    template = words(support_scaffold("docs", 1)[WORKFLOW])
+    for phrase in everywhere:
+        assert phrase in template, phrase
+    assert "memento github --check" in checklist

@@ -58,8 +58,10 @@ def rendered(folder: Path, plan_dir: str = "docs", workers: int = 1) -> Path:
     return path
 
 
-def the_job(flow: dict[Any, Any]) -> dict[str, Any]:
-    [job] = flow["jobs"].values()
+def the_job(flow: dict[Any, Any], name: str = "memento") -> dict[str, Any]:
+    """The memento job (or the relay job, the template's other one, issue #29)."""
+    jobs = flow["jobs"]
+    job = jobs[name] if "relay" in jobs else next(iter(jobs.values()))
     assert isinstance(job, dict)
     return job
 
@@ -252,6 +254,9 @@ def test_the_example_is_the_template_with_the_local_action_behind_a_switch() -> 
     steps = copy.deepcopy(example_job["steps"])
     memento_step({"steps": steps})["uses"] = ACTION_REF
     assert steps == written_job["steps"]
+    example_relay, written_relay = the_job(example, "relay"), the_job(written, "relay")
+    assert example_relay["if"] == "vars.MEMENTO_ENABLED == 'true' && " + written_relay["if"]
+    assert example_relay["permissions"] == written_relay["permissions"]
 
 
 def test_ci_runs_the_test_command_with_read_only_permissions() -> None:
@@ -314,6 +319,7 @@ IF_CASES = [
     ("issue_comment", comment(HUMAN, labels=("bug",)), False),
     # `/memento plan` on any issue: its body is the spec of a plan to draft (issue #19).
     ("issue_comment", comment(HUMAN, labels=(), text="/memento plan"), True),
+    ("issue_comment", comment(HUMAN, labels=(), text="  /memento plan"), True),  # as routed
     ("issue_comment", comment(HUMAN, labels=(), text="/memento plan", association="NONE"), False),
     ("issue_comment", comment(HUMAN, True, labels=(), text="/memento plan"), False),
     ("issue_comment", comment(BOT, labels=(), text="/memento plan"), False),
@@ -321,6 +327,21 @@ IF_CASES = [
     ("issues", edit(BOT), False),
     ("issues", edit(HUMAN, labels=("memento", "memento:blocked")), False),  # not the dashboard
     ("issues", edit(HUMAN, labels=()), False),
+    ("repository_dispatch", {"action": "memento-comment", "client_payload": {"comment": 1}}, True),
+]
+
+#: Who the relay job (issue #29) takes: the comments the memento job's `if:` leaves out
+#: for their association alone.
+RELAY_CASES = [
+    ("issue_comment", comment(HUMAN), False),
+    ("issue_comment", comment(HUMAN, association="CONTRIBUTOR"), True),
+    ("issue_comment", comment(HUMAN, association="NONE"), True),
+    ("issue_comment", comment(HUMAN, labels=(), text="/memento plan", association="NONE"), True),
+    ("issue_comment", comment(HUMAN, labels=(), association="NONE"), False),
+    ("issue_comment", comment(HUMAN, on_pull_request=True, association="NONE"), False),
+    ("issue_comment", comment(BOT, association="NONE"), False),
+    ("issues", edit(HUMAN), False),
+    ("schedule", {"schedule": "*/30 * * * *"}, False),
 ]
 
 
@@ -328,7 +349,8 @@ def with_an_echo_for_steps(text: str) -> str:
     """The workflow with its job's steps swapped for one `echo`: its `if:` and matrix as
     they are, and nothing to install or fetch."""
     flow = load(text)
-    the_job(flow)["steps"] = [{"run": "echo the job ran"}]
+    for job in flow["jobs"].values():
+        job["steps"] = [{"run": "echo the job ran"}]
     return dump(flow)
 
 
@@ -345,6 +367,29 @@ def test_the_template_skips_pull_request_comments_and_bots(
     assert run.ran_job("memento") is runs, run.log
     if runs:
         assert run.succeeded, run.log
+
+
+@needs_act
+@pytest.mark.parametrize(("event", "payload", "runs"), RELAY_CASES)
+def test_the_relay_job_takes_the_comments_the_memento_job_leaves_out(
+    tmp_path: Path, event: str, payload: dict[str, Any], runs: bool
+) -> None:
+    flow = {".github/workflows/memento.yml": with_an_echo_for_steps(template())}
+    repo = repository_with_origin(tmp_path, flow)
+
+    run = run_workflow(repo, ".github/workflows/memento.yml", event, payload)
+
+    assert run.ran_job("relay") is runs, run.log
+    if event == "issue_comment" and runs:
+        assert not run.ran_job("memento"), run.log
+
+
+def test_the_relay_job_joins_no_queue_and_may_only_hand_on() -> None:
+    relay = the_job(load(template()), "relay")
+    assert "concurrency" not in relay  # it takes no run's place in memento's queue
+    assert relay["permissions"] == {"contents": "write"}
+    [step] = relay["steps"]
+    assert step["with"] == {"github-token": "${{ secrets.GITHUB_TOKEN }}", "relay": "true"}
 
 
 @needs_act

@@ -13,6 +13,8 @@ from memento_gh.layout import Layout
 def run(args: argparse.Namespace, layout: Layout) -> int:
     from memento_gh.github import action
 
+    if args.check:
+        return action.check(os.environ)
     # A cancelled job sends SIGTERM: unwind like Ctrl-C so a running agent is stopped and
     # the next run recovers the claim.
     signal.signal(signal.SIGTERM, _interrupt)

@@ -2,6 +2,7 @@
 the synced issues, the job summary and the step outputs.
 
 A run: read the settings (``settings.py``) and the event; route it (``events.py``, pure);
+in the relay job, hand a trusted author's comment on, and nothing else (``relay.py``);
 pass the trust gate; then either draft a plan from an issue (``drafting.py``) or run on the
 memento branch (``branch_run.py``: its steps, in order).
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memento_gh.errors import UserError
-from memento_gh.github import branch_run, events
+from memento_gh.github import branch_run, events, relay
 from memento_gh.github.branch_run import ShareBranch, share_branch
 from memento_gh.github.reporting import Report, finish
 from memento_gh.github.run_context import run_context, tick_agent, without_tokens
@@ -45,7 +46,16 @@ def run(
         return finish(settings, None, Report("ignored", (request.reason,)), say, redact)
     github = (connect or _connect)(settings)
     github.redact = redact  # every issue, body and comment
+    github.full_text_at = settings.run_url  # where a body cut to fit GitHub's limit points
     current = run_context(settings, env, root, github, say, clock)
+    if settings.relay:
+        report = relay.relay(request, github, current.trusts)
+        return finish(settings, None, report, say, redact)
+    if request.kind == events.RELAYED:
+        request = relay.unpack(request, github, settings.inputs)
+        say(f"relayed: {request.reason or request.kind}")
+        if request.kind == "ignore":
+            return finish(settings, None, Report("ignored", (request.reason,)), say, redact)
     trusted = request.actor is None or current.trusts(request.actor)
     if request.actor is not None and not trusted and not request.rerender_dashboard:
         who = f"@{request.actor.login}"
@@ -58,6 +68,32 @@ def run(
     # An untrusted edit of the dashboard still runs: the boxes it ticked are refused, and
     # unticked, by this run rather than left for a later one to find.
     return branch_run.steps(current, request, share, sender_trusted=trusted)
+
+
+def check(
+    env: Mapping[str, str],
+    *,
+    say: Callable[[str], None] = print,
+    connect: Callable[[Settings], GitHub] | None = None,
+) -> int:
+    """``memento github --check``: the set-up checklist the first run writes, printed (and
+    added to the job summary in a workflow); nothing is changed. 1 when a check fails."""
+    from memento_gh import files
+    from memento_gh.github import first_run, setup_checks
+
+    say = runner_say(say)
+    settings = read_settings(env)
+    redact = Redactor.from_environ(env, [settings.token]).redact
+    github = (connect or _connect)(settings)
+    checks = first_run.all_checks(settings, without_tokens(env), github, github.memento_listing())
+    lines = setup_checks.summary_lines(checks)
+    for line in lines:
+        say(redact(line))
+    if settings.summary_path is not None:
+        text = "\n".join(["## memento: set-up", "", *(f"- {line}" for line in lines), ""])
+        with files.open_append(settings.summary_path) as stream:  # never through a link
+            stream.write((redact(text) + "\n").encode("utf-8"))
+    return 1 if any(found.ok is False for found in checks) else 0
 
 
 def _draft_plan(

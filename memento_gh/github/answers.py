@@ -58,6 +58,14 @@ class PullRequest(NamedTuple):
     merge_commit_sha: str | None = None
 
 
+class SetupFacts(NamedTuple):
+    """What the repository says of memento's set-up (``GitHub.setup_facts``)."""
+
+    has_issues: bool
+    can_push: bool | None  # None: GitHub does not say it of an app's token (the workflow's)
+    force_blocked: bool  # the branch refuses force pushes (a protection rule, or a ruleset)
+
+
 class Comment(NamedTuple):
     id: int
     issue_number: int
@@ -172,8 +180,9 @@ def actor_of(raw: Any) -> Actor | None:
     """A GraphQL actor; None for a deleted account (GitHub answers null)."""
     if not isinstance(raw, dict) or not raw.get("login"):
         return None
-    is_bot = raw.get("__typename") == "Bot"
     login = str(raw["login"])
+    # GraphQL's `viewer` is a User even for an app's token, whose login ends in "[bot]".
+    is_bot = raw.get("__typename") == "Bot" or login.endswith("[bot]")
     # GraphQL names a bot without the "[bot]" its REST login carries.
     return Actor(f"{login}[bot]" if is_bot and not login.endswith("[bot]") else login, None, is_bot)
 

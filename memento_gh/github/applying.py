@@ -261,14 +261,27 @@ def _catch_up(run: RunContext) -> Applied:
 
 
 def _apply_comment(run: RunContext, comment: Comment, task: str | None) -> Applied:
+    """Catch up on one comment: its controls, and the tick it asks for, answered with a
+    reaction as its own run would have. A bare `/memento tick` records nothing in the
+    branch, so memento's reaction is what says it was answered."""
     actor = events.Actor(comment.login, comment.association, comment.is_bot)
     if not run.trusts(actor):
         return Applied()
     source = events.comment_source(comment.url, comment.login, comment.association)
     try:
-        controls, _ = events.parse_comment(comment.body, task=task, source=source)
+        controls, tick_after = events.parse_comment(comment.body, task=task, source=source)
     except UserError as error:
         # Its own run answered it with a "confused" reaction, or was dropped: the
         # comment names no command memento knows, so there is nothing to catch up on.
         return Applied(lines=(f"Skipped a comment ({comment.url}): {error}",))
-    return apply_controls(run, controls)
+    if not controls and (not tick_after or run.github.reacted(comment.id)):
+        return Applied()
+    applied = apply_controls(run, controls)
+    if tick_after:
+        line = f"Applied: a tick, asked for in {comment.url}"
+        applied = applied.then(Applied(lines=(line,), tick_now=True))
+    try:
+        run.github.react(comment.id, "+1" if applied.messages or tick_after else "confused")
+    except SyncError as error:
+        run.say(job_text.annotation("warning", f"could not react to the comment: {error}"))
+    return applied

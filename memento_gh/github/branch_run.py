@@ -1,8 +1,8 @@
 """A workflow run on the ``memento`` branch, as steps that return values: checkout → kept in
-step with the base → plan checked → controls applied → held or not → tick result → pushed
-→ synced → report. ``steps`` below is that order, in one screen; each step returns its own
-lines for the report, and what a later step needs of it. A new step is a function here
-and a line there.
+step with the base (and what that made pushed, when GitHub may refuse it) → plan checked →
+controls applied → held or not → tick result → pushed → synced → report. ``steps`` below
+is that order, in one screen; each step returns its own lines for the report, and what a
+later step needs of it. A new step is a function here and a line there.
 
 Issue writes come after the push, so a failing API never loses a tick: the next run
 converges. With several workers on the branch (the ``workers`` input above 1, one job of a
@@ -22,7 +22,16 @@ from memento_gh.controls.model import Control
 from memento_gh.engine.records import TickResult
 from memento_gh.engine.tick.steps import TickConfig, run_tick
 from memento_gh.errors import UserError
-from memento_gh.github import applying, artifact, events, job_text
+from memento_gh.github import (
+    applying,
+    artifact,
+    events,
+    first_run,
+    guidance,
+    job_text,
+    setup_checks,
+    setup_issues,
+)
 from memento_gh.github.applying import Applied
 from memento_gh.github.delivery import CiHold, Delivery, Kept
 from memento_gh.github.failures import SyncError
@@ -63,6 +72,13 @@ class Checkout(NamedTuple):
     shared: remote.SharedBranch | None
 
 
+class Setup(NamedTuple):
+    """The first run's set-up checklist (none on later runs)."""
+
+    checks: tuple[setup_checks.Check, ...] = ()
+    lines: tuple[str, ...] = ()
+
+
 class Checked(NamedTuple):
     valid: bool
     lines: tuple[str, ...] = ()
@@ -96,15 +112,16 @@ def steps(
     dashboard, which still runs so that the boxes it ticked are refused, and unticked, by
     this run rather than left for a later one to find."""
     checkout = check_out(run, share)
-    kept = keep_in_step(run, checkout)
+    setup = first_run_checks(run)
+    kept = can_push(run, checkout, keep_in_step(run, checkout))  # before any agent runs
     checked = check_plan(run)
     if not checked.valid:
-        return report(run, "invalid-plan", None, (kept, checked))
+        return report(run, "invalid-plan", None, (setup, kept, checked))
     # Read once: with other workers the controls may be applied more than once.
     ticks = applying.read_ticks(run)
     applied = applying.apply_request(run, request, ticks.ticks, checkout.shared)
     if applied.unpublished:
-        return report(run, "push-conflict", None, (kept, ticks, applied))
+        return report(run, "push-conflict", None, (setup, kept, ticks, applied))
     ticking = request.kind == "tick" or request.tick_after or applied.tick_now
     held = before_tick(run, checkout, kept, ticking=ticking)
     ticked = tick(run, checkout) if ticking and not held.held else Ticked()
@@ -117,11 +134,11 @@ def steps(
         outcome = "push-conflict"
     elif not run.settings.dry_run:
         tasks = ticked.result.tasks if ticked.result else ()
-        synced = sync(run, checkout.delivery, kept, ticks.decided(), tasks)
+        synced = sync(run, checkout.delivery, kept, ticks.decided(), tasks, setup.checks)
         proposed = Lines(applying.architect_auto(run))
     if request.comment_id is not None and not run.settings.dry_run:
-        acknowledge(run, request.comment_id, applied.messages)
-    said = (kept, checked, ticks, applied, held, ticked, untrusted, pushed, synced, proposed)
+        acknowledge(run, request.comment_id, bool(applied.messages) or request.tick_after)
+    said = (setup, kept, checked, ticks, applied, held, ticked, untrusted, pushed, synced, proposed)
     return report(run, outcome, ticked.result, said, synced)
 
 
@@ -144,6 +161,18 @@ def check_out(run: RunContext, share: ShareBranch) -> Checkout:
     return Checkout(Delivery(run.root, run.github, endpoint, run.settings), shared)
 
 
+def first_run_checks(run: RunContext) -> Setup:
+    """On the first run (no dashboard yet), everything memento can read of its set-up: it
+    goes into the job summary, and the dashboard this run creates."""
+    if run.settings.dry_run or not first_run.is_first_run(run.listing().issues):
+        return Setup()
+    try:
+        checks = first_run.all_checks(run.settings, run.env, run.github, run.listing())
+    except SyncError as error:
+        return Setup(lines=(f"Set-up not checked ({error}).",))
+    return Setup(checks, setup_checks.summary_lines(checks))
+
+
 def keep_in_step(run: RunContext, checkout: Checkout) -> Kept:
     """The base merged in when it moved, a merged pull request followed; the merge of a
     pull request that a review gate held approves that gate."""
@@ -152,6 +181,28 @@ def keep_in_step(run: RunContext, checkout: Checkout) -> Kept:
         return kept
     approved = applying.apply_one(run, Control("approve"))
     return kept._replace(lines=kept.lines + approved.lines)
+
+
+def can_push(run: RunContext, checkout: Checkout, kept: Kept) -> Kept:
+    """Can this run's work be pushed? Asked before any agent runs, so that none is spent
+    on a tick that cannot land: a merge of the base that changes workflow files is pushed
+    now, and when GitHub refuses it, the run goes on without the base's changes (the
+    returned ``held`` makes one issue say so)."""
+    held = checkout.delivery.push_workflow_changes()
+    if held is None:
+        return kept
+    if not run.settings.dry_run and setup_issues.is_open(
+        setup_issues.WORKFLOWS_KIND, run.listing().issues
+    ):
+        line = (
+            f"That merge was undone again: see the open issue about {held.base}'s workflow changes."
+        )
+        return kept._replace(lines=(*kept.lines, line), held=held)
+    line = (
+        f"That merge was undone: GitHub refused to push it (“{held.said}”), so this run goes "
+        f"on without {held.base}'s new commits. To let them in, {guidance.PUSH_TOKEN_ADVICE}."
+    )
+    return kept._replace(lines=(*kept.lines, line), held=held)
 
 
 def check_plan(run: RunContext) -> Checked:
@@ -218,7 +269,16 @@ def push(run: RunContext, checkout: Checkout) -> Pushed:
     if run.settings.dry_run:
         return Pushed(True, ("Dry run: nothing pushed, no issue written.",))
     branch = run.settings.branch
-    pushed = remote.push(run.root, branch=branch, endpoint=checkout.delivery.pusher)
+    try:
+        pushed = remote.push(run.root, branch=branch, endpoint=checkout.delivery.pusher)
+    except remote.PushRefused as refused:
+        if "`workflows` permission" not in refused.said:
+            raise
+        # The tick changed a workflow file itself (can_push took care of the base's).
+        raise UserError(
+            f"GitHub refused the push to {branch} (“{refused.said}”): to push changes of "
+            f".github/workflows/, {guidance.PUSH_TOKEN_ADVICE}"
+        ) from None
     if pushed.pushed:
         return Pushed(True)
     run.say(job_text.annotation("warning", f"memento could not push: {pushed.reason}"))
@@ -226,7 +286,7 @@ def push(run: RunContext, checkout: Checkout) -> Pushed:
     return Pushed(False, (said,))
 
 
-def acknowledge(run: RunContext, comment_id: int, applied: Sequence[str]) -> None:
+def acknowledge(run: RunContext, comment_id: int, applied: bool) -> None:
     try:
         run.github.react(comment_id, "+1" if applied else "confused")
     except SyncError as error:

@@ -1,5 +1,11 @@
-"""CI as a second verify (``ci-verify``), decided purely: the checks on the commit of the
-last completed task say go on, wait, or reopen that task with what failed.
+"""CI as a second verify (``ci-verify``), decided purely: the checks on the branch's pushed
+tip say go on, wait, or reopen what that push delivered, with what failed.
+
+A ``push`` workflow runs on the head of each push, so checks land on the tip alone: a
+completed task's commit is the tip only when it was the last of its push (not with
+``max_tasks_per_tick`` above 1, nor before an ALL COMPLETE or PIPELINE BLOCKED commit, nor
+under a pool's recorded hand-off). So the tip's checks stand for every task completed since
+the commit before it that has checks of its own (the previous push's tip).
 
 Check runs (GitHub Actions and apps) and commit statuses (older integrations) both count.
 A commit with no check at all holds nothing: the repository may have no CI for it.
@@ -35,14 +41,15 @@ class Verdict(NamedTuple):
     checks: tuple[Check, ...] = ()  # the pending ones (WAIT) or the failed ones (REOPEN)
 
 
-def last_completed(commits: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
-    """(task id, SHA) of the newest commit that completed a task, from (SHA, subject)
-    pairs newest first."""
-    for sha, subject in commits:
+def completed_tasks(commits: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """The tasks that (SHA, subject) pairs completed, each once, oldest first (the pairs
+    newest first, as ``git log`` lists them)."""
+    found: list[str] = []
+    for _, subject in reversed(commits):
         match = _COMPLETE.match(subject)
-        if match:
-            return match["task"], sha
-    return None
+        if match and match["task"] not in found:
+            found.append(match["task"])
+    return tuple(found)
 
 
 def verdict(checks: Sequence[Check]) -> Verdict:
@@ -55,9 +62,11 @@ def verdict(checks: Sequence[Check]) -> Verdict:
     return Verdict(GO_ON)
 
 
-def note(task_id: str, sha: str, failed: Sequence[Check]) -> str:
-    """The note the retry reads: each failed check's name, conclusion, summary and link."""
-    parts = [f"CI failed on {task_id}'s commit {sha[:7]}; fix what it reports."]
+def note(tasks: Sequence[str], sha: str, failed: Sequence[Check]) -> str:
+    """The note the retry reads: which push failed, and each failed check's name,
+    conclusion, summary and link."""
+    delivered = _named(tasks)
+    parts = [f"CI failed on {sha[:7]}, the pushed commit that delivered {delivered}; fix it."]
     for check in failed:
         summary = " ".join(check.summary.split())
         if len(summary) > SUMMARY_CHARS:
@@ -69,9 +78,13 @@ def note(task_id: str, sha: str, failed: Sequence[Check]) -> str:
     return " ".join(parts)
 
 
-def waiting_line(task_id: str, sha: str, pending: Sequence[Check]) -> str:
+def waiting_line(tasks: Sequence[str], sha: str, pending: Sequence[Check]) -> str:
     names = ", ".join(check.name for check in pending)
     return (
-        f"Waiting for CI on {task_id}'s commit {sha[:7]} ({names} still running); "
-        "no new task starts until its checks are done."
+        f"Waiting for CI on {sha[:7]}, the pushed commit that delivered {_named(tasks)} "
+        f"({names} still running); no new task starts until its checks are done."
     )
+
+
+def _named(tasks: Sequence[str]) -> str:
+    return tasks[0] if len(tasks) == 1 else ", ".join(tasks[:-1]) + f" and {tasks[-1]}"

@@ -17,8 +17,9 @@ from memento_gh import basesync, files, gitrun, remote
 from memento_gh.controls.model import STATUS_HEADER, Control
 from memento_gh.errors import UserError
 from memento_gh.formats import pull_record, status_log
-from memento_gh.github import ci, pulls
+from memento_gh.github import ci, failures, guidance, pulls
 from memento_gh.github.failures import SyncError
+from memento_gh.github.setup_issues import PullRefusal, WorkflowHold
 from memento_gh.layout import Layout
 from memento_gh.plan.model import DONE, Plan
 from memento_gh.plan.picking import review_gate
@@ -31,6 +32,12 @@ if TYPE_CHECKING:
     from memento_gh.github.sync import GitHub
 
 
+#: How far back from the pushed tip ci-verify looks for the commits its push delivered.
+PUSH_DEPTH = 30
+#: Where GitHub keeps workflows: a change there needs the ``workflows`` permission to push.
+WORKFLOWS = ".github/workflows/"
+
+
 class Kept(NamedTuple):
     """The branch kept in step with its base, before anything else of the run."""
 
@@ -40,6 +47,8 @@ class Kept(NamedTuple):
     base_ref: str = ""  # the base's remote-tracking branch, as fetched
     #: The phase whose review gate the merged pull request held: its merge approves it.
     merged_gate: str | None = None
+    #: The base's changes held out: GitHub refused to let them be pushed (``can_push``).
+    held: WorkflowHold | None = None
 
 
 class CiHold(NamedTuple):
@@ -60,6 +69,16 @@ class Delivered(NamedTuple):
     lines: tuple[str, ...] = ()
     #: The pull request to mark ready for review, and the phase whose review gate is done.
     review: tuple[int, str] | None = None
+    #: GitHub refused to open it (the repository's Actions setting): said in one issue.
+    refused: PullRefusal | None = None
+    #: A pull request is open after this step (the refusal, if any, is resolved).
+    opened: bool = False
+
+
+class _Opened(NamedTuple):
+    number: int | None
+    line: str
+    refused: PullRefusal | None = None
 
 
 class _Followed(NamedTuple):
@@ -85,6 +104,7 @@ class Delivery:
         self.dry_run = settings.dry_run
         self.plan_path = settings.plan_path
         self.reviewers = options.reviewers
+        self.settings = settings
         #: Where the push goes, with push-token when given (so it starts workflows).
         self.pusher = self.endpoint
         if options.push_token:
@@ -136,40 +156,117 @@ class Delivery:
         if expected and not self.dry_run:
             refused = remote.replace_branch(self.root, self.pusher, self.branch, expected)
             if refused:
-                raise UserError(
-                    f"the {self.branch} branch could not be restarted from {self.base} after "
-                    f"pull request #{merged.number} was merged ({refused}); the next run tries "
-                    "again"
-                )
+                return self._not_restarted(merged.number, expected, refused, gate)
         line = (
             f"Pull request #{merged.number} was merged (at {head[:7]}): {self.branch} "
             f"restarts from {self.base}, with the {kept} commit(s) made since replayed."
         )
         return _Followed((line,), None, gate)
 
-    def hold_for_ci(self, plan: Plan | None) -> CiHold:
-        """ci-verify, before the tick: held while the checks of the last completed task's
-        commit are pending; a failed one reopens that task (the run applies the controls
-        returned) with a note the retry reads, and the tick goes on."""
-        if plan is None or plan.settings.tick_mode != "auto":
-            return CiHold()  # no task starts anyway: the checks cost two requests for nothing
-        found = ci.last_completed(basesync.recent_commits(self.root))
-        if found is None:
-            return CiHold()
-        task_id, sha = found
+    def _not_restarted(
+        self, number: int, expected: str, refused: str, gate: str | None
+    ) -> _Followed:
+        """GitHub refused the push that restarts the branch after a merged pull request: a
+        protected branch takes no force push, and the workflow's token no change of
+        workflow files. The base is merged in instead (``keep_in_step`` goes on to it), a
+        plain push that needs no force."""
+        protected = any(word in refused for word in ("GH006", "GH013", "force-push"))
+        if not protected and "`workflows` permission" not in refused:
+            raise UserError(
+                f"the {self.branch} branch could not be restarted from {self.base} after "
+                f"pull request #{number} was merged ({refused}); the next run tries again"
+            )
+        gitrun.check(self.root, "reset", "-q", "--hard", expected)
+        fix = f" To restart {self.branch} cleanly after each merge, {guidance.FORCE_PUSH_ADVICE}."
+        line = (
+            f"Pull request #{number} was merged, but GitHub refused to restart {self.branch} "
+            f"from {self.base} (“{refused}”): {self.base} is merged into {self.branch} "
+            f"instead, so the next pull request may list commits #{number} merged already."
+            + (fix if protected else "")
+        )
+        return _Followed((line,), None, gate)
+
+    def push_workflow_changes(self) -> WorkflowHold | None:
+        """Before any agent runs: push now what ``keep_in_step`` merged when it changes
+        files under ``.github/workflows/``, which GitHub refuses to a token without the
+        ``workflows`` permission (the workflow's own never has it). Refused, the branch goes
+        back to the remote's tip, so the tick's work can still be pushed, and the hold is
+        returned for one issue to say it; any other refusal is the run's error."""
+        tracking = f"refs/remotes/{self.endpoint.name}/{self.branch}"
+        tip = gitrun.output(self.root, "rev-parse", "-q", "--verify", tracking)
+        if not tip or self.dry_run:
+            return None  # a new branch starts from commits the repository has already
+        changed = gitrun.output(self.root, "diff", "--name-only", tip, "HEAD", "--", WORKFLOWS)
+        files = tuple(changed.splitlines())
+        if not files:
+            return None
         try:
-            verdict = ci.verdict(self.github.checks(sha))
+            remote.push(self.root, branch=self.branch, endpoint=self.pusher)
+        except remote.PushRefused as refused:
+            if "`workflows` permission" not in refused.said:
+                raise
+            gitrun.check(self.root, "reset", "-q", "--hard", tip)
+            return WorkflowHold(self.base, self.branch, files, refused.said)
+        return None
+
+    def hold_for_ci(self, plan: Plan | None) -> CiHold:
+        """ci-verify, before the tick: the checks of the branch's pushed tip stand for
+        every task its push delivered (``ci.py``). Held while one is pending; a failed one
+        reopens those tasks (the run applies the controls returned) with a note the retry
+        reads, and the tick goes on. A push that delivered no task holds nothing."""
+        if plan is None or plan.settings.tick_mode != "auto":
+            return CiHold()  # no task starts anyway: the checks cost requests for nothing
+        tip = gitrun.output(self.root, "rev-parse", "-q", "--verify", self._tracking(self.branch))
+        if not tip:
+            return CiHold()
+        try:
+            verdict = ci.verdict(self.github.checks(tip))
+            delivered = self._delivered(tip) if verdict.action != ci.GO_ON else ()
         except SyncError as error:
-            line = f"Waiting: the checks of {sha[:7]} could not be read ({error})."
+            line = f"Waiting: the checks of {tip[:7]} could not be read ({error})."
             return CiHold((line,), held=True)
         checks = {ci.WAIT: "pending", ci.REOPEN: "failure"}.get(verdict.action, "success")
+        if not delivered:
+            return CiHold(checks=checks)
         if verdict.action == ci.WAIT:
-            return CiHold((ci.waiting_line(task_id, sha, verdict.checks),), True, checks)
-        task = plan.task(task_id)
-        if verdict.action == ci.REOPEN and task is not None and task.marker == DONE:
-            note = Control("note", task_id, ci.note(task_id, sha, verdict.checks))
-            return CiHold(checks=checks, controls=(note, Control("reopen", task_id)))
-        return CiHold(checks=checks)
+            return CiHold((ci.waiting_line(delivered, tip, verdict.checks),), True, checks)
+        note = ci.note(delivered, tip, verdict.checks)
+        controls: list[Control] = []
+        for task_id in delivered:
+            task = plan.task(task_id)
+            if task is not None and task.marker == DONE:
+                controls += [Control("note", task_id, note), Control("reopen", task_id)]
+        return CiHold(checks=checks, controls=tuple(controls))
+
+    def _delivered(self, tip: str) -> tuple[str, ...]:
+        """The tasks the push that made ``tip`` delivered: those completed from ``tip``
+        back to the first commit before it with checks of its own (the previous push's
+        tip, where CI ran), or to the base (two requests a commit; read only when the
+        tip's checks are pending or failed)."""
+        base = self._tracking(self.base)
+        shown = gitrun.output(
+            self.root,
+            "log",
+            "--first-parent",
+            "-n",
+            str(PUSH_DEPTH),
+            "--format=%H%x00%s",
+            tip,
+            *(
+                [f"^{base}"]
+                if gitrun.output(self.root, "rev-parse", "-q", "--verify", base)
+                else []
+            ),
+        )
+        commits: list[tuple[str, str]] = []
+        for sha, _, subject in (line.partition("\0") for line in shown.splitlines()):
+            if commits and self.github.checks(sha):
+                break
+            commits.append((sha, subject))
+        return ci.completed_tasks(commits)
+
+    def _tracking(self, branch: str) -> str:
+        return f"refs/remotes/{self.endpoint.name}/{branch}"
 
     def record(
         self,
@@ -195,27 +292,52 @@ class Delivery:
         path = layout.status.resolve().relative_to(workspace.root.resolve()).as_posix()
         workspace.commit(f"memento: record pull request #{number} ({state})", [path])
 
-    def _open(self, operation: pulls.CreatePull) -> tuple[int, str]:
+    def _open(self, operation: pulls.CreatePull) -> _Opened:
         """Open the pull request, or take over the one someone opened by hand from the
         branch to the base (GitHub refuses a second one for the pair): its number, and
-        what the report says."""
+        what the report says. GitHub's refusal of the workflow's token (a repository
+        setting) is returned, for one issue to say it; a draft it refuses (a private
+        repository on GitHub Free or Pro) is opened ready for review instead."""
         found = self.github.open_pull_between(self.branch, self.base)
         if found is not None:
             adopted = pulls.adoption(found, operation)
             self.github.adopt_pull(adopted.number, body=adopted.body)
-            return adopted.number, (
+            return _Opened(
+                adopted.number,
                 f"Took over pull request #{adopted.number}, opened by hand from {self.branch} "
                 f"to {self.base}: memento's summary heads it, the text there is kept below: "
-                f"{adopted.url}"
+                f"{adopted.url}",
             )
-        created = self.github.create_pull(
-            operation.title,
-            operation.body,
-            head=self.branch,
-            base=self.base,
-            draft=operation.draft,
+        try:
+            created = self._create(operation, draft=operation.draft)
+        except SyncError as error:
+            if error.status == 403 and error.said.startswith(failures.PULLS_NOT_PERMITTED):
+                return self._refused(error.said)
+            if not (operation.draft and error.said.startswith(failures.NO_DRAFTS)):
+                raise
+            created = self._create(operation, draft=False)
+            return _Opened(
+                created.number,
+                f"Opened pull request #{created.number} ready for review, not as a draft: "
+                f"GitHub answered “{error.said}.” ({guidance.DRAFTS_ADVICE}; "
+                f"`pull-request: ready` opens it so at once): {created.url}",
+            )
+        return _Opened(created.number, f"Opened pull request #{created.number}: {created.url}")
+
+    def _create(self, operation: pulls.CreatePull, *, draft: bool) -> PullRequest:
+        return self.github.create_pull(
+            operation.title, operation.body, head=self.branch, base=self.base, draft=draft
         )
-        return created.number, f"Opened pull request #{created.number}: {created.url}"
+
+    def _refused(self, said: str) -> _Opened:
+        url = guidance.compare_url(
+            self.settings.server_url, self.settings.repository, self.base, self.branch
+        )
+        line = (
+            f"Pull request not opened: GitHub answered “{said}.” To let memento open it, "
+            f"{guidance.PULLS_SETTING_ADVICE} (the memento issue about it says so too)."
+        )
+        return _Opened(None, line, PullRefusal(self.base, self.branch, f"{said}.", url))
 
     def _gate_at(self, sha: str) -> str | None:
         """The phase whose review gate held the plan as commit ``sha`` has it: merging that
@@ -252,17 +374,17 @@ class Delivery:
         )
         operation = pulls.pull_operation(listed, view, self.mode)
         asks = pulls.asks_review(listed, view)
-        number: int | None = None
+        current = pulls.open_pull(listed)
+        number = current.number if current is not None else None
         lines: tuple[str, ...] = ()
+        refused = None
         if isinstance(operation, pulls.CreatePull):
-            number, opened = self._open(operation)
-            lines = (opened,)
+            number, line, refused = self._open(operation)
+            lines = (line,)
         elif isinstance(operation, pulls.EditPull):
             self.github.edit_pull(operation.number, body=operation.body)
-            number = operation.number
-        if asks and number is not None and gate is not None:
-            return Delivered(lines, (number, gate.name))
-        return Delivered(lines)
+        review = (number, gate.name) if asks and number is not None and gate is not None else None
+        return Delivered(lines, review, refused, opened=number is not None)
 
     def ask_review(self, number: int, phase: str) -> str:
         """Mark the pull request ready for review (``phase``, a review gate, is done) and

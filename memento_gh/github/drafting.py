@@ -21,7 +21,7 @@ from memento_gh import files, gitrun, remote
 from memento_gh.architect import flows, land
 from memento_gh.architect.run import AgentSettings, Outcome
 from memento_gh.errors import UserError
-from memento_gh.github import artifact, job_text, planpull
+from memento_gh.github import artifact, failures, guidance, job_text, planpull
 from memento_gh.github.failures import SyncError
 from memento_gh.github.reporting import Report
 from memento_gh.layout import PROPOSAL_NAME, Layout
@@ -184,8 +184,21 @@ class _Drafting:
             description=planpull.status_description(plan),
             target_url=self.settings.run_url,
         )
-        pulled = self._pull(plan, base)
         drafted = f"Drafted a plan from #{self.issue} ({said}) on {self.branch}."
+        try:
+            pulled = self._pull(plan, base)
+        except SyncError as error:
+            if error.status != 403 or not error.said.startswith(failures.PULLS_NOT_PERMITTED):
+                raise
+            # One outcome, said once on the issue: the draft is on its branch, and what
+            # stops its pull request, with the way to open it by hand meanwhile.
+            url = guidance.compare_url(
+                self.settings.server_url, self.settings.repository, base, self.branch
+            )
+            comment = planpull.pull_refused_comment(self.branch, f"{error.said}.", url)
+            said_here = f"GitHub refused the pull request (“{error.said}.”)."
+            answered = self._answer("plan-pushed", comment, drafted, said_here)
+            return answered._replace(commit=pushed.head)
         return Report("plan-drafted", (pulled, drafted), commit=pushed.head)
 
     def _pull(self, plan: Plan, base: str) -> str:

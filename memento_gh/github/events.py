@@ -19,26 +19,16 @@ from memento_gh.formats.notes import GLOBAL
 from memento_gh.github import render
 from memento_gh.plan import values
 
-DEFAULT_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-#: Every author association GitHub reports.
-ASSOCIATIONS = frozenset(
-    {
-        "OWNER",
-        "MEMBER",
-        "COLLABORATOR",
-        "CONTRIBUTOR",
-        "FIRST_TIME_CONTRIBUTOR",
-        "FIRST_TIMER",
-        "MANNEQUIN",
-        "NONE",
-    }
-)
 #: Collaborator permissions (or role names) that may steer: the ones that can push.
 TRUSTED_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 TRUSTED, UNTRUSTED, ASK = "trusted", "untrusted", "ask"
 TICK, CONTROLS, IGNORE = "tick", "controls", "ignore"
 #: ``/memento plan`` on an issue that is not memento's: draft a plan from its body.
 PLAN = "plan"
+#: A comment the workflow's relay job handed on (``repository_dispatch``): the run reads
+#: the comment from GitHub and routes it as if it had been delivered (``relay.py``).
+RELAYED = "relayed"
+RELAY_EVENT = "memento-comment"
 COMMAND_PREFIX = "/memento"
 MODE_COMMANDS = ("pause", "resume", "stop")
 COMMANDS = ("retry", "skip", *MODE_COMMANDS, "tick", "revise", "approve", "plan")
@@ -53,12 +43,11 @@ _NAMED_TASK = re.compile(r"[A-Za-z][A-Za-z0-9_.]*-[0-9][A-Za-z0-9_.-]*")
 
 
 class Inputs(NamedTuple):
-    """The action's inputs (for workflow_dispatch) and its trust setting."""
+    """The action's inputs for workflow_dispatch."""
 
     command: str = ""  # tick | pause | resume | stop | retry | skip | note ("" = tick)
     task: str = ""
     text: str = ""
-    allowed_associations: frozenset[str] = DEFAULT_ASSOCIATIONS
 
 
 class Actor(NamedTuple):
@@ -446,33 +435,18 @@ def actor_of(user: Mapping[str, Any], association: str | None) -> Actor:
     return Actor(login, association.upper() if association else None, is_bot)
 
 
-def trust(actor: Actor, allowed: frozenset[str]) -> str:
-    """TRUSTED, UNTRUSTED, or ASK: look up the person's collaborator permission (their
-    association is missing, or says less than their permission may)."""
-    if actor.is_bot:
-        return UNTRUSTED
-    if actor.association is not None and actor.association.upper() in allowed:
-        return TRUSTED
-    return ASK
+def trust(actor: Actor) -> str:
+    """UNTRUSTED for a bot; else ASK: the person's permission on the repository decides
+    (``permission_trusts``). Their association never does: ``COLLABORATOR`` includes
+    read-only collaborators, ``MEMBER`` any member of the organisation, and a member whose
+    membership is private (GitHub's default) arrives as ``CONTRIBUTOR`` or ``NONE``."""
+    return UNTRUSTED if actor.is_bot else ASK
 
 
 def permission_trusts(permission: str) -> bool:
     """Whether a collaborator permission (``admin``, ``maintain``, ``write``, ``triage``,
     ``read``, ``none``) may steer memento: only those that can push."""
     return permission.strip().lower() in TRUSTED_PERMISSIONS
-
-
-def parse_associations(text: str) -> frozenset[str]:
-    """``"OWNER, member"`` → {OWNER, MEMBER}; UserError names any word GitHub does not use.
-    An empty text trusts no association: every person is looked up by permission."""
-    words = {word.upper() for word in re.split(r"[\s,]+", text) if word}
-    unknown = sorted(words - ASSOCIATIONS)
-    if unknown:
-        raise UserError(
-            f"allowed-associations: unknown {', '.join(unknown)}; use any of "
-            f"{', '.join(sorted(ASSOCIATIONS))}, separated by commas"
-        )
-    return frozenset(words)
 
 
 # -- reading payloads ------------------------------------------------------------------------
@@ -507,7 +481,19 @@ def _control_words(control: Control) -> str:
     return f"{control.action}{target}"
 
 
+def _repository_dispatch(payload: Mapping[str, Any], inputs: Inputs) -> Request:
+    """The relay job's hand-over of a comment: only its id, read again from GitHub."""
+    kind = _text(payload, "action")
+    if kind != RELAY_EVENT:
+        return _ignore(f"a repository_dispatch of type {kind or '(none)'}, not {RELAY_EVENT}")
+    comment = _int(_mapping(payload, "client_payload"), "comment")
+    if comment is None:
+        return _ignore("a relayed comment without its id")
+    return Request(RELAYED, comment_id=comment, reason=f"comment {comment}, relayed")
+
+
 _HANDLERS: Mapping[str, Handler] = {
+    "repository_dispatch": _repository_dispatch,
     "schedule": _schedule,
     "workflow_dispatch": _dispatch,
     "issue_comment": _issue_comment,

@@ -1,6 +1,7 @@
 """What a failed request to GitHub means, as one sentence a user can act on: what failed,
-why, and what to do; whether waiting could help, and how long GitHub asked to wait. Pure:
-the answer's status, body and headers in, the time passed in; the token never appears.
+why (GitHub's own words, quoted), and what to do, naming the setting or the permission to
+change; whether waiting could help, and how long GitHub asked to wait. Pure: the answer's
+status, body and headers in, the time passed in; the token never appears.
 """
 
 from __future__ import annotations
@@ -11,10 +12,22 @@ from http import HTTPStatus
 from typing import Any, NamedTuple
 
 from memento_gh.errors import UserError
+from memento_gh.github import guidance
+
+#: GitHub's own words for the refusals memento answers by itself (``delivery.py``).
+PULLS_NOT_PERMITTED = "GitHub Actions is not permitted to create or approve pull requests"
+NO_DRAFTS = "Draft pull requests are not supported in this repository"
 
 
 class SyncError(UserError):
-    """A GitHub API call failed; the message says which, why, and what to do."""
+    """A GitHub API call failed; the message says which, why, and what to do. ``status``
+    and ``said`` are GitHub's answer (None: no answer came), for a caller that answers a
+    refusal by itself."""
+
+    def __init__(self, message: str, *, status: int | None = None, said: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.said = said
 
 
 class Answer(NamedTuple):
@@ -41,6 +54,8 @@ class Failure(NamedTuple):
     transient: bool = False  # trying again later may succeed
     wait: float | None = None  # how long GitHub asked to wait (None: our backoff)
     unsure: bool = False  # GitHub may have carried the request out anyway
+    status: int | None = None  # GitHub's status (None: no answer)
+    said: str = ""  # GitHub's message
 
     def text(self, attempts: int) -> str:
         tried = f" (tried {attempts} times)" if attempts > 1 else ""
@@ -65,15 +80,17 @@ def answered(what: str, answer: Answer, where: Where, *, unsure: bool, now: floa
     status, message = answer.status, message_of(answer)
     headers = {key.lower(): value for key, value in answer.headers.items()}
     if status in (403, 429) and _rate_limited(message, headers):
-        return _rate_limit(what, status, rate_limit_wait(headers, now), now)
-    if status >= 500:
-        return Failure(
+        failure = _rate_limit(what, status, message, rate_limit_wait(headers, now), now)
+    elif status >= 500:
+        failure = Failure(
             f"GitHub answered {status} {message} while {what}",
             "GitHub is having trouble; the next run tries again",
             transient=True,
             unsure=unsure,
         )
-    return _refusal(what, status, message, answer, where)
+    else:
+        failure = _refusal(what, status, message, answer, where)
+    return failure._replace(status=status, said=message)
 
 
 def _refusal(what: str, status: int, message: str, answer: Answer, where: Where) -> Failure:
@@ -84,6 +101,11 @@ def _refusal(what: str, status: int, message: str, answer: Answer, where: Where)
             f"GitHub refused the token while {what} (401 {message})",
             f"pass a valid token for {repository} as the action's `github-token` "
             f"input (or MEMENTO_GITHUB_TOKEN), and check that it has not expired",
+        )
+    if status == 403 and message.startswith(PULLS_NOT_PERMITTED):
+        return Failure(
+            f"GitHub refused {what} (403 “{message}.”)",
+            f"{guidance.PULLS_SETTING_ADVICE}, or set the action's `pull-request: off`",
         )
     if status == 403:
         scope = "pull-requests" if "pull request" in what else "issues"
@@ -103,10 +125,16 @@ def _refusal(what: str, status: int, message: str, answer: Answer, where: Where)
             f"issues are turned off in {repository} (410 while {what})",
             "turn them on in the repository's Settings, under Features",
         )
+    if status == 422 and message.startswith(NO_DRAFTS):
+        return Failure(
+            f"GitHub rejected {what} (422 “{message}.”)",
+            f"{guidance.DRAFTS_ADVICE}, or set the action's `pull-request: ready`",
+        )
     if status == 422:
         return Failure(
             f"GitHub rejected {what} (422 {message}{_details(answer.data)})",
-            "this is a bug in memento-gh: please report it with this message",
+            "GitHub's words above say what it refused; if memento-gh wrote it, please "
+            "report it with this message",
         )
     return Failure(
         f"GitHub answered {status} {message} while {what}",
@@ -114,10 +142,16 @@ def _refusal(what: str, status: int, message: str, answer: Answer, where: Where)
     )
 
 
-def _rate_limit(what: str, status: int, wait: float, now: float) -> Failure:
+def _rate_limit(what: str, status: int, message: str, wait: float, now: float) -> Failure:
     when = datetime.fromtimestamp(now + wait, timezone.utc).strftime("%H:%M:%S UTC")
+    # A secondary limit (too many requests at once, not in the hour) says so in its text.
+    happened = (
+        f"GitHub's secondary rate limit stopped {what} ({status} “{message}.”)"
+        if "secondary rate limit" in message
+        else f"GitHub's API rate limit is used up ({status} while {what})"
+    )
     return Failure(
-        f"GitHub's API rate limit is used up ({status} while {what})",
+        happened,
         f"retry after {when} (in {round(wait)} seconds); the next scheduled run catches up",
         transient=True,
         wait=wait,
@@ -142,7 +176,9 @@ def _details(data: Any) -> str:
         return ""
     parts = []
     for item in errors:
-        if isinstance(item, dict):
+        if isinstance(item, dict) and isinstance(item.get("message"), str):
+            parts.append(f"“{item['message']}”")  # GitHub's own words: "Body is too long (…)"
+        elif isinstance(item, dict):
             parts.append(" ".join(str(item[k]) for k in ("field", "code") if k in item))
         else:
             parts.append(str(item))
@@ -158,12 +194,14 @@ def _rate_limited(message: str, headers: Mapping[str, str]) -> bool:
 
 
 def rate_limit_wait(headers: Mapping[str, str], now: float) -> float:
-    """Seconds until GitHub takes requests again: ``retry-after``, else the reset time,
-    else a minute (what GitHub's documentation advises)."""
+    """Seconds until GitHub takes requests again, as GitHub's documentation says to read
+    them: ``retry-after``; else, when no request is left (``x-ratelimit-remaining: 0``),
+    the reset time; else (a secondary rate limit) at least a minute. The reset time of a
+    secondary limit is the hour's, which has nothing to do with it."""
     retry_after = headers.get("retry-after", "")
     if retry_after.strip().isdigit():
         return float(retry_after)
     reset = headers.get("x-ratelimit-reset", "")
-    if reset.strip().isdigit():
+    if headers.get("x-ratelimit-remaining", "").strip() == "0" and reset.strip().isdigit():
         return max(float(reset) - now, 0.0) + 1.0
     return 60.0

@@ -12,7 +12,17 @@ from typing import NamedTuple
 
 from memento_gh.engine.records import TaskOutcome
 from memento_gh.formats import status_log
-from memento_gh.github import artifact, boxes, job_text, pulls, reconcile, render
+from memento_gh.github import (
+    artifact,
+    boxes,
+    first_run,
+    job_text,
+    pulls,
+    reconcile,
+    render,
+    setup_checks,
+    setup_issues,
+)
 from memento_gh.github.delivery import Delivery, Kept
 from memento_gh.github.failures import SyncError
 from memento_gh.github.run_context import RunContext, read_plan, read_records
@@ -29,6 +39,7 @@ class Synced(NamedTuple):
 class _Issues(NamedTuple):
     found: reconcile.Found
     links: dict[str, str]
+    found_all: Sequence[reconcile.IssueLike] = ()  # every memento issue, as listed
 
 
 def sync(
@@ -37,13 +48,14 @@ def sync(
     kept: Kept,
     decided: frozenset[render.Box],
     tasks: Sequence[TaskOutcome],
+    checks: Sequence[setup_checks.Check] = (),
 ) -> Synced:
     """Bring the issues in line with the plan. ``decided``: the dashboard's boxes this run
     applied or refused, which it may untick. After a failure, what was done before it is
     reported (the last value ``_progress`` gave)."""
     synced = Synced()
     try:
-        for synced in _progress(run, delivery, kept, decided, tasks):  # noqa: B007
+        for synced in _progress(run, delivery, kept, decided, tasks, checks):  # noqa: B007
             pass
     except SyncError as error:
         run.say(job_text.annotation("warning", f"issue sync incomplete: {error}"))
@@ -58,6 +70,7 @@ def _progress(
     kept: Kept,
     decided: frozenset[render.Box],
     tasks: Sequence[TaskOutcome],
+    checks: Sequence[setup_checks.Check],
 ) -> Iterator[Synced]:
     """The sync, one request at a time: each value says all that is done so far."""
     plan = read_plan(run.layout)
@@ -66,7 +79,7 @@ def _progress(
         records = read_records(run.layout)
         issues = _task_issues(run, plan, records, kept)
         yield (synced := Synced(blocked_links=issues.links))
-        operations, said = _dashboard_edit(run, plan, records, issues, decided)
+        operations, said = _dashboard_edit(run, plan, records, issues, decided, checks)
         yield (synced := synced._replace(lines=said))
         created = _carry_out(run, operations)
         url = issues.found.dashboard.url if issues.found.dashboard else created.get("")
@@ -74,7 +87,13 @@ def _progress(
         # After the dashboard: the pull request links to it.
         listed = run.listing().pulls
         delivered = delivery.deliver(plan, listed, issues.links, url, kept.base_ref)
+        if delivered.refused and setup_issues.is_open(setup_issues.PULLS_KIND, issues.found_all):
+            delivered = delivered._replace(lines=())  # said once: its issue is open already
         yield (synced := synced._replace(lines=synced.lines + delivered.lines))
+        refusal = setup_issues.pulls_text(delivered.refused) if delivered.refused else None
+        resolved = delivered.opened or run.settings.delivery.pull_request == "off"
+        kind = setup_issues.PULLS_KIND
+        _carry_out(run, setup_issues.operations(kind, refusal, issues.found_all, resolved=resolved))
         if delivered.review is not None:
             asked = delivery.ask_review(*delivered.review)
             yield (synced := synced._replace(lines=(*synced.lines, asked)))
@@ -94,10 +113,13 @@ def _task_issues(
     operations += reconcile.breaker_operations(plan, records, found)
     operations += reconcile.duplicate_operations(found)
     operations += pulls.conflict_operations(kept.conflict, issues)
+    held = setup_issues.workflows_text(kept.held) if kept.held else None
+    kind = setup_issues.WORKFLOWS_KIND
+    operations += setup_issues.operations(kind, held, issues, resolved=True)
     created = _carry_out(run, operations)
     links = {task: issue.url for task, issue in found.tasks.items()}
     links.update({task: url for task, url in created.items() if task})
-    return _Issues(found, links)
+    return _Issues(found, links, issues)
 
 
 def _dashboard_edit(
@@ -106,9 +128,14 @@ def _dashboard_edit(
     records: Sequence[status_log.Record],
     issues: _Issues,
     decided: frozenset[render.Box],
+    checks: Sequence[setup_checks.Check],
 ) -> tuple[Sequence[reconcile.Operation], tuple[str, ...]]:
-    """What brings the dashboard up to date, and what the report says about it."""
-    current = pulls.open_pull(run.listing().pulls)
+    """What brings the dashboard up to date, and what the report says about it. The
+    set-up checklist: the first run's, or what this run knows over the dashboard's."""
+    listing = run.listing()
+    current = pulls.open_pull(listing.pulls)
+    known = checks or first_run.cheap_checks(run.settings, run.env, *listing)
+    shown = issues.found.dashboard.body if issues.found.dashboard else None
     view = render.DashboardView(
         plan=plan,
         records=records,
@@ -118,6 +145,7 @@ def _dashboard_edit(
         branch=run.settings.branch,
         updated=render.last_change(records),
         pull=pulls.shown(current) if current is not None else None,
+        setup=setup_checks.carried(shown, setup_checks.lines(known)),
     )
     return _keep_new_ticks(run, reconcile.dashboard_operations(view, issues.found), decided)
 

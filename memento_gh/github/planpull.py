@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memento_gh.github import render
+from memento_gh.github import guidance, render
 from memento_gh.github.pulls import PullLike
 from memento_gh.plan.model import Plan
 from memento_gh.plan.risks import risk_problems
@@ -137,6 +137,20 @@ def problems_comment(problems: Sequence[str], rounds: int, run_url: str | None) 
         "",
         "Say more in this issue's body (what the tests are, how to run them), then comment "
         "`/memento plan` again.",
+    )
+
+
+def pull_refused_comment(branch: str, said: str, compare_url: str) -> str:
+    """The draft is on its branch, but GitHub refused the workflow's token its pull request
+    (a repository setting): the one thing to change, and the way to open it meanwhile."""
+    return _comment(
+        f"memento drafted the plan and pushed it to `{branch}`, but GitHub refused to open "
+        "its pull request:",
+        "",
+        f"> {render.escape(said)}",
+        "",
+        f"To let memento open it, {guidance.PULLS_SETTING_ADVICE}, then comment "
+        f"`/memento plan` again. Or [open the pull request yourself]({compare_url}).",
     )
 
 

@@ -200,6 +200,8 @@ class DashboardView(NamedTuple):
     plan_path: str = "docs/MASTER_PLAN.md"
     #: memento's pull request: (number, URL, state: draft, open, merged or closed).
     pull: tuple[int, str, str] | None = None
+    #: The set-up checklist's lines (``setup_checks.py``), shown under its own heading.
+    setup: tuple[str, ...] = ()
 
 
 class _Limits(NamedTuple):
@@ -247,6 +249,7 @@ def _dashboard_body(view: DashboardView, limits: _Limits) -> str:
         "write access count.",
         "",
         *control_boxes(plan, limits.tasks),
+        *(["", "### Set-up", "", *view.setup] if view.setup else []),
     ]
     warned = budget_warning(plan)
     if warned is not None:

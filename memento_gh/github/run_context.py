@@ -78,7 +78,7 @@ def run_context(
         root=root,
         layout=Layout(root, settings.plan_dir),
         github=github,
-        trusts=trust_gate(github, settings.inputs.allowed_associations),
+        trusts=trust_gate(github),
         say=say,
         clock=clock,
         listing=functools.cache(listing),
@@ -86,12 +86,12 @@ def run_context(
     )
 
 
-def trust_gate(github: GitHub, allowed: frozenset[str]) -> Callable[[events.Actor], bool]:
+def trust_gate(github: GitHub) -> Callable[[events.Actor], bool]:
     """The trust gate, asking GitHub for a person's permission at most once per run."""
     permission = functools.cache(github.permission)
 
     def trusts(actor: events.Actor) -> bool:
-        verdict = events.trust(actor, allowed)
+        verdict = events.trust(actor)
         if verdict != "ask":
             return verdict == "trusted"
         return events.permission_trusts(permission(actor.login))

@@ -61,6 +61,8 @@ class Settings(NamedTuple):
     summary_path: Path | None
     model: str | None = None
     agent_args: tuple[str, ...] = ()
+    #: The workflow's relay job: hand a comment on to the memento job (``relay.py``).
+    relay: bool = False
 
     def __repr__(self) -> str:
         return hidden_repr(self, ("token",))
@@ -103,9 +105,6 @@ def read_settings(env: Mapping[str, str]) -> Settings:
             command=env.get("MEMENTO_COMMAND", "").strip(),
             task=env.get("MEMENTO_TASK", "").strip(),
             text=env.get("MEMENTO_TEXT", ""),
-            allowed_associations=events.parse_associations(
-                env.get("MEMENTO_ALLOWED_ASSOCIATIONS") or "OWNER,MEMBER,COLLABORATOR"
-            ),
         ),
         dry_run=_flag(env.get("MEMENTO_DRY_RUN", ""), "dry-run"),
         workers=_workers(env.get("MEMENTO_WORKERS", "")),
@@ -116,6 +115,7 @@ def read_settings(env: Mapping[str, str]) -> Settings:
         summary_path=Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None,
         model=check_model(env.get("MEMENTO_MODEL"), ACTION_OPTIONS),
         agent_args=read_agent_args(env.get("MEMENTO_AGENT_ARGS"), ACTION_OPTIONS),
+        relay=_flag(env.get("MEMENTO_RELAY", ""), "relay"),
     )
 
 

@@ -30,9 +30,9 @@ Choices that matter:
   marker instead. Its waits are ``backoff.window``'s, or the rate limit's.
 - The raw requester is used for GraphQL (who edited an issue's body, and to what, is only in
   ``userContentEdits``; the token's own login), at the GraphQL URL PyGithub derives from
-  ``api_url`` (``/api/graphql`` on GitHub Enterprise Server), and for one REST read: a
-  collaborator's permission, whose answer PyGithub reads one field at a time (two requests
-  for the role and the legacy permission, and a ``KeyError`` where a server has no role).
+  ``api_url`` (``/api/graphql`` on GitHub Enterprise Server), and for REST reads PyGithub
+  would make in several requests or not at all (``_Client._get``): a collaborator's
+  permission, the combined status with ``per_page``, a branch's rules, a dispatch.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import partial
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import requests
 from github import Auth, Github, GithubException
@@ -53,13 +54,14 @@ from github.IssueComment import IssueComment
 from github.PaginatedList import PaginatedList
 
 from memento_gh import backoff
-from memento_gh.github import failures
+from memento_gh.github import bodies, failures
 from memento_gh.github.answers import (
     HISTORY_QUERY,
     VIEWER_QUERY,
     Comment,
     Issue,
     PullRequest,
+    SetupFacts,
     actor_of,
     check_run_of,
     comment_of,
@@ -75,6 +77,7 @@ from memento_gh.github.failures import SyncError
 
 T = TypeVar("T")
 
+
 MEMENTO_LABEL = "memento"
 
 # Name -> (colour, description) for the labels memento puts on its issues.
@@ -87,9 +90,10 @@ LABELS: Mapping[str, tuple[str, str]] = {
 OTHER_LABEL = ("ededed", "")
 
 PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
-# A login that can be a collaborator: letters, digits and hyphens. An app's "name[bot]"
+# A login that can be a collaborator: letters, digits and hyphens, and the underscore of a
+# managed user's (Enterprise Managed Users are "name_shortcode"). An app's "name[bot]"
 # cannot be one, and nothing else may reach a URL path.
-_LOGIN = re.compile(r"[A-Za-z0-9-]{1,39}")
+_LOGIN = re.compile(r"[A-Za-z0-9_-]{1,39}")
 
 
 class _Listed(NonCompletableGithubObject):
@@ -144,6 +148,9 @@ class _Client:
         #: Every title, body and comment written passes through it: the action sets its
         #: redactor here (credentials out of what GitHub shows).
         self.redact: Callable[[str], str] = str
+        #: Where the whole text of a body cut to fit GitHub's limit is: the action sets the
+        #: run's page here (``bodies.fit``).
+        self.full_text_at: str | None = None
         self.requests = 0
         self._attempts = max(attempts, 1)
         self._backoff = max(backoff, 0.0)
@@ -215,7 +222,29 @@ class _Client:
                 if wait <= self._max_wait:
                     time.sleep(wait)
                     continue
-            raise SyncError(failure.text(attempt)) from None
+            raise SyncError(
+                failure.text(attempt), status=failure.status, said=failure.said
+            ) from None
+
+    def _body(self, text: str) -> str:
+        """A body as GitHub takes it: redacted, and cut to fit its limit."""
+        return bodies.fit(self.redact(text), self.full_text_at)
+
+    def _get(
+        self, what: str, path: str, parameters: dict[str, Any] | None = None, *, gone: Any = ...
+    ) -> Any:
+        """One GET below the repository, as GitHub's JSON; ``gone``: what a 404 means."""
+        url, requester = f"{self._repo.url}{path}", self._repo.requester
+
+        def ask() -> Any:
+            try:
+                return requester.requestJsonAndCheck("GET", url, parameters=parameters)[1]
+            except GithubException as error:
+                if error.status == 404 and gone is not ...:
+                    return gone
+                raise
+
+        return self._call(what, ask, retry=True)
 
     def _ensure_labels(self, names: Sequence[str]) -> None:
         if self._labels is None:
@@ -268,7 +297,7 @@ class _PullRequests(_Client):
         """Open a pull request from ``head`` to ``base`` and label it ``memento`` (so the
         issue listing finds it). The create is never retried (a 5xx may come after GitHub
         made it); the next run finds it by its marker instead."""
-        title, body = self.redact(title), self.redact(body)
+        title, body = self.redact(title), self._body(body)
         created = self._call(
             f"opening the pull request from {head} to {base}",
             lambda: self._repo.create_pull(
@@ -301,7 +330,7 @@ class _PullRequests(_Client):
         """Set pull request ``number``'s body (and title) (a PATCH sets values: safe to
         retry)."""
         pull = self._repo.get_pull(number)  # lazy: no request
-        body = self.redact(body)
+        body = self._body(body)
         title = None if title is None else self.redact(title)
         self._call(
             f"editing pull request #{number}",
@@ -325,7 +354,9 @@ class _PullRequests(_Client):
 
     def checks(self, sha: str) -> list[Check]:
         """The check runs and the commit statuses on commit ``sha`` (two requests, one
-        more per 100 check runs past the first 100)."""
+        more per 100 check runs past the first 100). The combined status lists 30 statuses
+        unless asked for more: 100, its most (PyGithub's ``get_combined_status`` asks for
+        none)."""
         runs = self._pages(
             f"reading the check runs of {sha[:7]}",
             f"/commits/{sha}/check-runs",
@@ -333,12 +364,11 @@ class _PullRequests(_Client):
             list_item="check_runs",
         )
         found = [check_run_of(run) for run in runs]
-        combined = self._call(
-            f"reading the commit statuses of {sha[:7]}",
-            lambda: self._commit(sha).get_combined_status().raw_data,
-            retry=True,
+        combined = self._get(
+            f"reading the commit statuses of {sha[:7]}", f"/commits/{sha}/status", {"per_page": 100}
         )
-        return found + [status_of(status) for status in combined.get("statuses") or ()]
+        statuses = (combined or {}).get("statuses") or ()
+        return found + [status_of(status) for status in statuses]
 
     def post_status(
         self, sha: str, state: str, *, context: str, description: str, target_url: str | None
@@ -434,22 +464,40 @@ class GitHub(_PullRequests):
             self._own_login = viewer.login
         return self._own_login
 
+    def setup_facts(self, branch: str) -> SetupFacts:
+        """What the repository says of memento's set-up, in three requests (``branch`` need
+        not exist yet: a ruleset names branches to come)."""
+        repo = self._call("reading the repository", lambda: self._repo.raw_data, retry=True)
+        permissions = repo.get("permissions") if isinstance(repo, dict) else None
+        can_push = bool(permissions.get("push")) if isinstance(permissions, dict) else None
+        quoted = quote(branch, safe="")
+        shown = self._get(f"reading {branch}", f"/branches/{quoted}", gone={})  # not pushed yet
+        classic = bool((shown or {}).get("protected"))
+        rules = self._get(f"reading the rules of {branch}", f"/rules/branches/{quoted}")
+        blocked = any(
+            isinstance(rule, dict) and rule.get("type") == "non_fast_forward"
+            for rule in rules or ()
+        )
+        return SetupFacts(bool(repo.get("has_issues", True)), can_push, classic or blocked)
+
+    def reacted(self, comment_id: int) -> bool:
+        """Whether the token's own user reacted to comment ``comment_id``: what says that a
+        bare `/memento tick`, which records nothing, was answered."""
+        own = self.own_login()
+        raw = self._pages(
+            f"listing the reactions to comment {comment_id}",
+            f"/issues/comments/{comment_id}/reactions",
+            {},
+        )
+        return any(str((item.get("user") or {}).get("login")) == own for item in raw)
+
     def permission(self, login: str) -> str:
         """``login``'s permission on the repository: admin, maintain, write, triage, read or
         none (none for a stranger, whom GitHub answers 404, and for app bots, at no cost)."""
         if not _LOGIN.fullmatch(login):
             return "none"
-        url = f"{self._repo.url}/collaborators/{login}/permission"
-
-        def ask() -> Any:
-            try:
-                return self._repo.requester.requestJsonAndCheck("GET", url)[1]
-            except GithubException as error:
-                if error.status == 404:
-                    return None  # not a collaborator (or no such user)
-                raise
-
-        data = self._call(f"asking GitHub for {login}'s permission", ask, retry=True)
+        what, path = f"asking GitHub for {login}'s permission", f"/collaborators/{login}/permission"
+        data = self._get(what, path, gone=None)  # 404: not a collaborator (or no such user)
         role = data.get("role_name") if isinstance(data, dict) else None
         legacy = data.get("permission") if isinstance(data, dict) else None
         for value in (role, legacy):
@@ -457,7 +505,30 @@ class GitHub(_PullRequests):
                 return str(value)
         return "none"
 
+    def relayed_comment(self, comment_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Comment ``comment_id`` and its issue as GitHub has them now, as the JSON of an
+        ``issue_comment`` event: the router reads them as a delivered comment's."""
+        comment = self._get(f"reading comment {comment_id}", f"/issues/comments/{comment_id}")
+        issue_url = str((comment or {}).get("issue_url") or "")
+        number = int(issue_url.rstrip("/").rsplit("/", 1)[-1] or 0)
+        issue = self._repo.get_issue(number)  # lazy: its first attribute read is the request
+        raw = self._call(f"reading issue #{number}", lambda: issue.raw_data, retry=True)
+        return dict(comment or {}), dict(raw)
+
     # -- writing -----------------------------------------------------------------------------
+
+    def dispatch(self, event_type: str, payload: Mapping[str, Any]) -> None:
+        """A ``repository_dispatch`` event: it starts a run even from the workflow's token.
+        Never retried: a 5xx may come after GitHub started the run."""
+        url = f"{self._repo.url}/dispatches"
+        body = {"event_type": event_type, "client_payload": dict(payload)}
+        requester = self._repo.requester
+        self._call(
+            f"handing on to the memento job ({event_type})",
+            lambda: requester.requestJsonAndCheck("POST", url, input=body),
+            retry=False,
+            unsure=True,
+        )
 
     def create_issue(self, title: str, body: str, labels: Sequence[str]) -> Issue:
         """Create an issue, after creating any of ``labels`` the repository lacks.
@@ -466,7 +537,7 @@ class GitHub(_PullRequests):
         the issue up (by its marker) before creating it again.
         """
         self._ensure_labels(labels)
-        title, body = self.redact(title), self.redact(body)
+        title, body = self.redact(title), self._body(body)
         created = self._call(
             f"creating the issue “{_short(title)}”",
             lambda: self._repo.create_issue(title=title, body=body, labels=list(labels)),
@@ -489,7 +560,7 @@ class GitHub(_PullRequests):
             return
         if state not in (None, "open", "closed"):
             raise ValueError(f"state must be open or closed, not {state!r}")
-        body = None if body is None else self.redact(body)
+        body = None if body is None else self._body(body)
         issue = self._repo.get_issue(number)  # lazy: no request
         self._call(
             f"editing issue #{number}",
@@ -504,7 +575,7 @@ class GitHub(_PullRequests):
     def comment(self, number: int, body: str) -> None:
         """Post a comment on issue ``number``. Never retried (it would post it twice)."""
         issue = self._repo.get_issue(number)  # lazy: no request
-        body = self.redact(body)
+        body = self._body(body)
         self._call(
             f"commenting on issue #{number}",
             lambda: issue.create_comment(body),

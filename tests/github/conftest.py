@@ -1,4 +1,6 @@
-"""The fake GitHub most of these tests run against: one repository, alice its admin."""
+"""The fake GitHub most of these tests run against: one repository, alice its admin, set up
+as the README's checklist says (Actions may open pull requests); every other policy is
+GitHub's default (``testing/fake_policies.py``)."""
 
 from __future__ import annotations
 
@@ -13,4 +15,5 @@ from testing.fake_github import FakeGitHub
 def github() -> Iterator[FakeGitHub]:
     with FakeGitHub("octo/project", "ghs_test_token_0123456789") as server:
         server.set_permission("alice", "admin")
+        server.set_policy(actions_may_open_pulls=True)
         yield server

@@ -18,13 +18,11 @@ from memento_gh.github.events import (
     IGNORE,
     PLAN,
     TICK,
-    TRUSTED,
     UNTRUSTED,
     Actor,
     Inputs,
     Request,
     comment_source,
-    parse_associations,
     parse_comment,
     permission_trusts,
     route,
@@ -319,7 +317,7 @@ def test_memento_plan_on_a_memento_issue_says_where_it_belongs() -> None:
 def test_an_untrusted_comment_is_routed_with_its_author_for_the_trust_gate() -> None:
     request = route("issue_comment", comment_event("rm -rf /", association="NONE"), Inputs())
     assert request.actor == Actor("alice", "NONE", is_bot=False)
-    assert trust(request.actor, Inputs().allowed_associations) == ASK
+    assert trust(request.actor) == ASK
 
 
 def test_a_comment_without_an_association_asks_for_the_permission() -> None:
@@ -425,7 +423,7 @@ def test_a_dashboard_editor_is_always_looked_up_by_permission() -> None:
     ticked = tick(body, render.marker("control", "pause"))
     request = route("issues", edit_event(ticked, body), Inputs())
     assert request.actor is not None
-    assert trust(request.actor, frozenset({"OWNER", "MEMBER", "COLLABORATOR", "NONE"})) == ASK
+    assert trust(request.actor) == ASK
 
 
 def test_every_ticked_box_counts_also_one_an_earlier_edit_ticked() -> None:
@@ -524,26 +522,24 @@ def test_skip_on_a_global_issue_takes_the_task_from_its_first_word() -> None:
 
 
 @pytest.mark.parametrize(
-    ("actor", "allowed", "verdict"),
+    ("actor", "verdict"),
     [
-        (Actor("a", "OWNER", False), None, TRUSTED),
-        (Actor("a", "MEMBER", False), None, TRUSTED),
-        (Actor("a", "COLLABORATOR", False), None, TRUSTED),
-        (Actor("a", "member", False), None, TRUSTED),
-        (Actor("a", "CONTRIBUTOR", False), None, ASK),
-        (Actor("a", "FIRST_TIME_CONTRIBUTOR", False), None, ASK),
-        (Actor("a", "FIRST_TIMER", False), None, ASK),
-        (Actor("a", "NONE", False), None, ASK),
-        (Actor("a", None, False), None, ASK),
-        (Actor("a[bot]", "OWNER", True), None, UNTRUSTED),
-        (Actor("a[bot]", None, True), None, UNTRUSTED),
-        (Actor("a", "CONTRIBUTOR", False), frozenset({"CONTRIBUTOR"}), TRUSTED),
-        (Actor("a", "OWNER", False), frozenset({"MEMBER"}), ASK),
-        (Actor("a", "OWNER", False), frozenset(), ASK),
+        # The association never trusts (issue #29): COLLABORATOR includes read-only
+        # collaborators, MEMBER any member of the organisation. Permission decides.
+        (Actor("a", "OWNER", False), ASK),
+        (Actor("a", "MEMBER", False), ASK),
+        (Actor("a", "COLLABORATOR", False), ASK),
+        (Actor("a", "CONTRIBUTOR", False), ASK),
+        (Actor("a", "FIRST_TIME_CONTRIBUTOR", False), ASK),
+        (Actor("a", "FIRST_TIMER", False), ASK),
+        (Actor("a", "NONE", False), ASK),
+        (Actor("a", None, False), ASK),
+        (Actor("a[bot]", "OWNER", True), UNTRUSTED),
+        (Actor("a[bot]", None, True), UNTRUSTED),
     ],
 )
-def test_trust(actor: Actor, allowed: frozenset[str] | None, verdict: str) -> None:
-    assert trust(actor, Inputs().allowed_associations if allowed is None else allowed) == verdict
+def test_trust(actor: Actor, verdict: str) -> None:
+    assert trust(actor) == verdict
 
 
 @pytest.mark.parametrize(
@@ -563,26 +559,6 @@ def test_trust(actor: Actor, allowed: frozenset[str] | None, verdict: str) -> No
 )
 def test_permission_trusts_only_those_that_can_push(permission: str, trusted: bool) -> None:
     assert permission_trusts(permission) is trusted
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("OWNER, member", {"OWNER", "MEMBER"}),
-        ("OWNER,MEMBER,COLLABORATOR", {"OWNER", "MEMBER", "COLLABORATOR"}),
-        (" owner \n collaborator ", {"OWNER", "COLLABORATOR"}),
-        ("CONTRIBUTOR,,first_time_contributor,", {"CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR"}),
-        ("", set()),
-    ],
-)
-def test_parse_associations(text: str, expected: set[str]) -> None:
-    assert parse_associations(text) == frozenset(expected)
-
-
-@pytest.mark.parametrize(("text", "unknown"), [("OWNER, admin", "ADMIN"), ("MEMBERS", "MEMBERS")])
-def test_parse_associations_names_the_words_github_does_not_use(text: str, unknown: str) -> None:
-    with pytest.raises(UserError, match=f"unknown {unknown}; use any of COLLABORATOR"):
-        parse_associations(text)
 
 
 def test_learn_from_a_comment_carries_the_kind_topic_and_text_to_the_control() -> None:

@@ -126,6 +126,26 @@ def test_plan_opens_one_pull_request_with_the_plan_and_a_success_status(
     assert reaction["content"] == "+1"
 
 
+def test_a_refused_pull_request_leaves_the_draft_on_its_branch_and_one_answer(
+    project: ActionProject, github: FakeGitHub
+) -> None:
+    github.set_policy(actions_may_open_pulls=False)  # GitHub's default (issue #29)
+    issue = spec_issue(github)
+    number = issue["number"]
+    architect(project, writes(GOOD))
+    result = ask(project, issue)
+    assert result.code == 0, result.said
+    assert result.outputs["outcome"] == "plan-pushed"
+    branch = BRANCH.format(number)
+    assert len(parse(project.show("docs/MASTER_PLAN.md", branch)).tasks) == 3
+    assert github.pulls() == []
+    [comment] = ours(github, number)
+    assert "GitHub Actions is not permitted to create or approve pull requests." in comment
+    assert "Allow GitHub Actions to create and approve pull requests" in comment
+    assert f"compare/main...{branch}?expand=1" in comment
+    assert not [line for line in result.said if line.startswith("::warning")]
+
+
 def test_asking_again_updates_the_branch_and_the_pull_request_instead_of_a_second(
     project: ActionProject, github: FakeGitHub
 ) -> None:

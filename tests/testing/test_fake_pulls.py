@@ -39,6 +39,7 @@ def origin(tmp_path: Path) -> Path:
 def fake(origin: Path) -> Iterator[FakeGitHub]:
     with FakeGitHub(REPO, TOKEN, git_dir=origin) as server:
         server.set_permission("alice", "write")
+        server.set_policy(actions_may_open_pulls=True)  # the setting these tests assume
         yield server
 
 
